@@ -31,7 +31,7 @@ from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.corpora import Corpus, ReadSummary, read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, SpecError
-from fairtalk.files import check_folder_kind, check_output_folder, staged
+from fairtalk.files import check_folder_kind, check_output_folder, output_scope, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import PAPER_MAX_NEW_TOKENS, DecodingSettings, RayEngine, resolve_engine
 from fairtalk.pairs import Coverage, build_pairs, write_pairs
@@ -332,112 +332,115 @@ def compare_debiased(  # noqa: PLR0915
         if log is not None:
             log(line)
 
-    started = time.perf_counter()
-    out = Path(out_dir)
-    inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
-    # before any training: no root, home or input's folder, and no file of the user's where one is written
-    check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
-    cache = out / "cache" if cache_dir is None else Path(cache_dir)
-    check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
-    check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
-    if cache_dir is not None:  # the default, out/cache, is its own
-        check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
-    lexicon = load_lexicon(axis)
-    for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
-        check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
-    configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
-    train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
-    n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
-    timings = {"training": 0.0}
+    with output_scope():  # out_dir stays locked from its check to the end: no other fairtalk run writes it meanwhile
+        started = time.perf_counter()
+        out = Path(out_dir)
+        inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+        # before any training: no root, home or input's folder, and no file of the user's where one is written
+        check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
+        cache = out / "cache" if cache_dir is None else Path(cache_dir)
+        check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
+        check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
+        if cache_dir is not None:  # the default, out/cache, is its own
+            check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
+        lexicon = load_lexicon(axis)
+        for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
+            check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
+        configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
+        train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
+        n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
+        timings = {"training": 0.0}
 
-    # every input is read before any training: the training corpus opened, the evaluation corpus paired
-    dialogues = read_corpus(configs["baseline"].corpus or corpus, split=train_split)
-    t0 = time.perf_counter()
-    pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
-    timings["pairs"] = time.perf_counter() - t0
-
-    checkpoints: dict[str, tuple[Path, bool]] = {}
-    for name, config in configs.items():
-        folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon)}"
-        if _finished(folder) is not None:
-            say(f"{name}: using the cached checkpoint {folder}")
-            checkpoints[name] = (folder, False)
-            continue
-        say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+        # every input is read before any training: the training corpus opened, the evaluation corpus paired
+        dialogues = read_corpus(configs["baseline"].corpus or corpus, split=train_split)
         t0 = time.perf_counter()
-        first = not any(was_trained for _, was_trained in checkpoints.values())  # the same corpus each time: said once
-        _train(dialogues, config, folder, callback=callback, log=log, report=first)
-        timings["training"] += time.perf_counter() - t0
-        checkpoints[name] = (folder, True)
+        pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
+        timings["pairs"] = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
-        write_pairs(pairs, staging / _PAIRS_FILE)
-    timings["pairs"] += time.perf_counter() - t0
-    say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
+        checkpoints: dict[str, tuple[Path, bool]] = {}
+        for name, config in configs.items():
+            folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon)}"
+            if _finished(folder) is not None:
+                say(f"{name}: using the cached checkpoint {folder}")
+                checkpoints[name] = (folder, False)
+                continue
+            say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+            t0 = time.perf_counter()
+            first = not any(was_trained for _, was_trained in checkpoints.values())  # the same corpus each time: said once
+            _train(dialogues, config, folder, callback=callback, log=log, report=first)
+            timings["training"] += time.perf_counter() - t0
+            checkpoints[name] = (folder, True)
 
-    models: dict[str, ComparedModel] = {}
-    given = {lexicon.axis: (pairs, coverage)}
-    formats = None if report_formats is None else tuple(report_formats)
-    reporter = ProgressReporter(callback)
-    with RunStore(cache / _STORE_FILE) as store:
-        for name, (folder, trained) in checkpoints.items():
-            run_config = audit_config.updated(
-                {
-                    "corpus": evaluated,
-                    "split": eval_split,
-                    "axes": (lexicon,),
-                    "model_args": {"path": str(folder)},
-                    "store": store,
-                    "n_pairs": n_pairs,
-                }
-            )
-            run = run_axes(run_config, [lexicon], reporter, pairs=given, extra_manifest={"checkpoint": str(folder), "name": name})
-            write_run(run, out / name, formats=formats)
-            for stage in ("generation", "scoring"):
-                timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
-            rs = run.axes[lexicon.axis].responses
-            assert rs is not None
-            n_different = sum(ra.response != rb.response for ra, rb in rs)
-            n_distinct = len({r.response for r in (*rs.a, *rs.b)})
-            record = _finished(folder)
-            models[name] = ComparedModel(
-                name=name,
-                debias=configs[name].debias,
-                checkpoint=str(folder),
-                trained=trained,
-                training=MappingProxyType(asdict(configs[name])),
-                training_seconds=None if record is None else record.seconds,
-                validation=MappingProxyType({} if record is None else dict(record.validation)),
-                run=run,
-                n_different=n_different,
-                n_distinct=n_distinct,
-            )
-    t0 = time.perf_counter()
-    baseline = next(iter(models))
-    changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
-    timings["compare"] = time.perf_counter() - t0
-    timings["total"] = time.perf_counter() - started
-    files = {
-        "table_md": str(out / "table7.md"),
-        "table_csv": str(out / "table7.csv"),
-        "results": str(out / "results.json"),
-        "pairs": str(out / _PAIRS_FILE),
-        **{name: str(out / name) for name in models},
-    }
-    comparison = DebiasComparison(
-        axis=lexicon.axis,
-        groups=lexicon.groups,
-        n_pairs=len(pairs),
-        models=MappingProxyType(models),
-        corpus=configs["baseline"].corpus or corpus,
-        eval_corpus=evaluated,
-        eval_split=eval_split,
-        seed=seed,
-        mode="custom" if train_config is not None else ("quick" if quick else "full"),
-        timings=MappingProxyType(timings),
-        files=MappingProxyType(files),
-        changes=MappingProxyType(changes),
-    )
-    write_comparison(comparison, out)
-    return comparison
+        t0 = time.perf_counter()
+        with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
+            write_pairs(pairs, staging / _PAIRS_FILE)
+        timings["pairs"] += time.perf_counter() - t0
+        say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
+
+        models: dict[str, ComparedModel] = {}
+        given = {lexicon.axis: (pairs, coverage)}
+        formats = None if report_formats is None else tuple(report_formats)
+        reporter = ProgressReporter(callback)
+        with RunStore(cache / _STORE_FILE) as store:
+            for name, (folder, trained) in checkpoints.items():
+                run_config = audit_config.updated(
+                    {
+                        "corpus": evaluated,
+                        "split": eval_split,
+                        "axes": (lexicon,),
+                        "model_args": {"path": str(folder)},
+                        "store": store,
+                        "n_pairs": n_pairs,
+                    }
+                )
+                run = run_axes(
+                    run_config, [lexicon], reporter, pairs=given, extra_manifest={"checkpoint": str(folder), "name": name}
+                )
+                write_run(run, out / name, formats=formats)
+                for stage in ("generation", "scoring"):
+                    timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
+                rs = run.axes[lexicon.axis].responses
+                assert rs is not None
+                n_different = sum(ra.response != rb.response for ra, rb in rs)
+                n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+                record = _finished(folder)
+                models[name] = ComparedModel(
+                    name=name,
+                    debias=configs[name].debias,
+                    checkpoint=str(folder),
+                    trained=trained,
+                    training=MappingProxyType(asdict(configs[name])),
+                    training_seconds=None if record is None else record.seconds,
+                    validation=MappingProxyType({} if record is None else dict(record.validation)),
+                    run=run,
+                    n_different=n_different,
+                    n_distinct=n_distinct,
+                )
+        t0 = time.perf_counter()
+        baseline = next(iter(models))
+        changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
+        timings["compare"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - started
+        files = {
+            "table_md": str(out / "table7.md"),
+            "table_csv": str(out / "table7.csv"),
+            "results": str(out / "results.json"),
+            "pairs": str(out / _PAIRS_FILE),
+            **{name: str(out / name) for name in models},
+        }
+        comparison = DebiasComparison(
+            axis=lexicon.axis,
+            groups=lexicon.groups,
+            n_pairs=len(pairs),
+            models=MappingProxyType(models),
+            corpus=configs["baseline"].corpus or corpus,
+            eval_corpus=evaluated,
+            eval_split=eval_split,
+            seed=seed,
+            mode="custom" if train_config is not None else ("quick" if quick else "full"),
+            timings=MappingProxyType(timings),
+            files=MappingProxyType(files),
+            changes=MappingProxyType(changes),
+        )
+        write_comparison(comparison, out)
+        return comparison

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import FairtalkError, SpecError
+from fairtalk.files import output_scope
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import _data as D
@@ -111,29 +112,30 @@ def train_model(
         stored in the checkpoint's dtype) that is not finite. That epoch's checkpoint is not
         written: ``out_dir`` keeps the previous epoch's, or what it held before the run.
     """
-    check_checkpoint_folder(out_dir, training=_settings(config))  # another run's checkpoint there is refused
-    import torch
+    with output_scope():  # out_dir stays locked from its check to the last save: no other fairtalk run writes it meanwhile
+        check_checkpoint_folder(out_dir, training=_settings(config))  # another run's checkpoint there is refused
+        import torch
 
-    callback = progress_callback(progress)
-    if log is not None:
-        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
-    started = time.perf_counter()
-    previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    try:
-        _seed_everything(config.seed)
-        read = D.count_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
-        split = D.split_dialogues(read.dialogues, val_size=config.val_size, seed=config.seed)
-        if config.debias == "cda":
-            split = D.augment_split(split, config.axis, seed=config.seed)
-        texts = (t for p in split.train for t in (p.context, p.response))
-        vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
-        run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
-        return replace(run.fit(), n_read=read.n_read, n_no_response=read.n_no_response, n_blank_context=read.n_blank_context)
-    finally:
-        torch.set_num_threads(previous[0])
-        torch.use_deterministic_algorithms(previous[1])
+        callback = progress_callback(progress)
+        if log is not None:
+            warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
+        started = time.perf_counter()
+        previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
+        torch.set_num_threads(config.threads)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            _seed_everything(config.seed)
+            read = D.count_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
+            split = D.split_dialogues(read.dialogues, val_size=config.val_size, seed=config.seed)
+            if config.debias == "cda":
+                split = D.augment_split(split, config.axis, seed=config.seed)
+            texts = (t for p in split.train for t in (p.context, p.response))
+            vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
+            run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
+            return replace(run.fit(), n_read=read.n_read, n_no_response=read.n_no_response, n_blank_context=read.n_blank_context)
+        finally:
+            torch.set_num_threads(previous[0])
+            torch.use_deterministic_algorithms(previous[1])
 
 
 def _settings(config: TrainConfig) -> dict[str, Any]:
