@@ -501,3 +501,28 @@ def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversa
     assert summary.where(SYSTEM_MESSAGE) == f"{path}:2" and summary.count("empty value") == 1
     assert summary.n_read == 4 and summary.n_yielded == 3  # nothing dropped but the empty one
     assert f"skipped: {SYSTEM_MESSAGE} 3, first at {path}:2" in summary.skip_lines()
+
+
+def test_split_corpus_holds_out_whole_dialogues_by_a_stable_hash(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    from fairtalk.corpora import split_corpus
+
+    rows = [{"context": f"line {i}", "response": "ok", "dialogue_id": f"d{i // 3}"} for i in range(600)]
+    rows += [{"context": "said twice", "response": "ok"}] * 2 + [{"context": "no dialogue"}]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows) + "{not json\n")
+    whole = read_corpus(f"jsonl:{path}")
+    shares = {split: split_corpus(whole, split) for split in ("train", "heldout")}
+    ids = {split: [c.id for c in corpus] for split, corpus in shares.items()}
+    assert sorted(ids["train"] + ids["heldout"]) == sorted(c.id for c in whole)  # every context once
+    assert ids == {split: [c.id for c in corpus] for split, corpus in shares.items()}  # the same on every pass
+    held = list(shares["heldout"])
+    assert {c.cluster for c in held}.isdisjoint({c.cluster for c in shares["train"] if c.cluster})  # dialogues whole
+    assert all(chitchat_split(c.cluster or c.text) == "heldout" for c in held)
+    assert 0.5 * HELDOUT_PERCENT < 100 * len(held) / 603 < 2 * HELDOUT_PERCENT
+    assert sum(c.text == "said twice" for c in shares[chitchat_split("said twice")]) == 2
+    summary = shares["heldout"].summary
+    assert summary.n_yielded == len(held) and summary.count("malformed JSON") == 1 and shares["train"].source == whole.source
+    with pytest.raises(SpecError, match="unknown split"):
+        split_corpus(whole, "all")
