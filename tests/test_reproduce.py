@@ -397,3 +397,19 @@ def test_the_cache_key_of_a_file_corpus_follows_its_split(tmp_path) -> None:
     assert keys["all"] != keys["train"] and keys["all"] == _reproduce.cache_key(config, lexicon)
     chitchat = _reproduce.debias_configs(quick=True)["baseline"]  # no file: the split it always had, the key it had
     assert _reproduce.cache_key(chitchat, lexicon, split="train") == _reproduce.cache_key(chitchat, lexicon)
+
+
+def test_a_training_corpus_fairtalk_augmented_is_refused_before_any_training(tmp_path, monkeypatch) -> None:
+    from fairtalk.debias import write_dialogues
+
+    def no_training(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained a model on an augmented corpus")
+
+    monkeypatch.setattr(_reproduce, "train_model", no_training)
+    source = [fairtalk.Context(str(i), f"is he a doctor {i}?", response=f"yes he is {i}") for i in range(50)]
+    augmented = tmp_path / "augmented.jsonl"
+    write_dialogues(fairtalk.augment(source, fairtalk.Swapper(fairtalk.load_lexicon("gender"))), augmented)
+    with pytest.raises(fairtalk.InputError, match="augmented corpus fairtalk wrote.*twins of its twins"):
+        fairtalk.reproduce_debias(
+            out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{augmented}", eval_corpus="builtin:chitchat", n_pairs=5
+        )

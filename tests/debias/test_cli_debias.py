@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import fairtalk
 from fairtalk.cli import app
 
 RUNNER = CliRunner()
@@ -48,10 +49,24 @@ def test_augment_writes_counterparts_and_reports_counts(tmp_path: Path) -> None:
     assert "dialogues in 3" in text and "counterparts added 2" in text and "dialogues out 5" in text
     assert "× 1.67" in text and "skipped: malformed JSON 1" in text
     # the output is a corpus again
-    again = tmp_path / "again.jsonl"
-    result = RUNNER.invoke(app, ["augment", "--corpus", str(out), "--axis", "gender", "-o", str(again)])
+    back = [(c.text, c.response) for c in fairtalk.read_corpus(out)]
+    assert back == [(r["context"], r["response"]) for r in records]
+
+
+def test_augmenting_an_augmented_corpus_again_is_refused_unless_asked_for(tmp_path: Path) -> None:
+    out = tmp_path / "augmented.jsonl"
+    result = RUNNER.invoke(app, ["augment", "--corpus", f"jsonl:{_corpus(tmp_path)}", "--axis", "gender", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert len(again.read_text(encoding="utf-8").splitlines()) == 9
+    twice = tmp_path / "twice.jsonl"
+    for corpus in (str(out), f"jsonl:{out}"):
+        result = RUNNER.invoke(app, ["augment", "--corpus", corpus, "--axis", "gender", "-o", str(twice)])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and said.startswith(f"error: {out}: an augmented corpus fairtalk wrote"), said
+        assert "twins of its twins" in said and "--again" in said and "Traceback" not in said
+        assert not twice.exists()
+    result = RUNNER.invoke(app, ["augment", "--corpus", str(out), "--axis", "gender", "-o", str(twice), "--again"])
+    assert result.exit_code == 0, result.output
+    assert len(twice.read_text(encoding="utf-8").splitlines()) == 9  # every record's twin: asked for
 
 
 def test_augment_refuses_its_own_input(tmp_path: Path) -> None:

@@ -30,6 +30,7 @@ from fairtalk.compare import compare_runs
 from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.corpora import HELDOUT_PERCENT, Corpus, ReadSummary, read_corpus, split_corpus
 from fairtalk.counterfactual import Swapper
+from fairtalk.debias import check_not_augmented
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_folder_kind, check_output_folder, output_scope, same_file, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
@@ -386,6 +387,7 @@ def compare_debiased(  # noqa: PLR0915
 
         # every input is read before any training: the training corpus opened, the evaluation corpus paired
         dialogues = _read(configs["baseline"].corpus or corpus, train_split)
+        check_not_augmented(dialogues, training=True)  # the CDA model's twins would get twins
         t0 = time.perf_counter()
         pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
         timings["pairs"] = time.perf_counter() - t0

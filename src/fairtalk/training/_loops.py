@@ -104,6 +104,9 @@ def train_model(
 
     Raises
     ------
+    InputError
+        ``config.debias`` is ``"cda"`` and ``dialogues`` is a corpus read from an augmented
+        corpus fairtalk wrote (:func:`fairtalk.debias.check_not_augmented`): its twins would get twins.
     OutputError
         ``out_dir`` cannot hold the checkpoint (a file, the root, the home folder, or files of
         the user's under a checkpoint's names): refused before any training.
@@ -112,6 +115,10 @@ def train_model(
         stored in the checkpoint's dtype) that is not finite. That epoch's checkpoint is not
         written: ``out_dir`` keeps the previous epoch's, or what it held before the run.
     """
+    if config.debias == "cda":  # twins of twins: refused before any work
+        from fairtalk.debias import check_not_augmented
+
+        check_not_augmented(dialogues, training=True)
     with output_scope():  # out_dir stays locked from its check to the last save: no other fairtalk run writes it meanwhile
         check_checkpoint_folder(out_dir, training=_settings(config))  # another run's checkpoint there is refused
         import torch
