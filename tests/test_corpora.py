@@ -482,7 +482,6 @@ def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversa
     import json
 
     import fairtalk
-    from fairtalk.corpora._readers import SYSTEM_CONVERSATION, SYSTEM_MESSAGE
 
     def chat(*turns: tuple[str, str]) -> str:
         return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
@@ -496,11 +495,14 @@ def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversa
     )
     corpus = fairtalk.read_corpus(path)
     assert [c.text for c in corpus] == ["he is late", "she is here", "is he ok?"]
+    system_message = "system message (left out of its conversation; give one with --system-prompt)"
+    system_conversation = "system messages: conversations kept without them"
     summary = corpus.summary
-    assert summary.count(SYSTEM_MESSAGE) == 3 and summary.count(SYSTEM_CONVERSATION) == 2
-    assert summary.where(SYSTEM_MESSAGE) == f"{path}:2" and summary.count("empty value") == 1
+    assert summary.count(system_message) == 3 and summary.count(system_conversation) == 2
+    assert summary.where(system_message) == f"{path}:2" and summary.count("empty value") == 1
     assert summary.n_read == 4 and summary.n_yielded == 3  # nothing dropped but the empty one
-    assert f"skipped: {SYSTEM_MESSAGE} 3, first at {path}:2" in summary.skip_lines()
+    assert f"skipped: {system_message} 3, first at {path}:2" in summary.skip_lines()
+    assert {system_message, system_conversation} <= set(fairtalk.corpora.REASONS)
 
 
 def test_split_corpus_holds_out_whole_dialogues_by_a_stable_hash(tmp_path) -> None:  # noqa: ANN001

@@ -1,7 +1,7 @@
 """The library's writing calls hold their output folder's lock for the whole call, as the commands do.
 
 ``train_model``, ``reproduce_debias`` and ``reproduce_planted`` are each paused, after their
-checks, at a point of their own (a training batch, the audit's pairs); there a second call on
+checks, at a point of their own (a training batch, the audit's pairs, an answer); there a second call on
 the same folder, in another process, must be refused naming this process, and once the first
 call ends the folder is free again. The second call is given an input that fails right after
 the folder's check, so that without the lock it stops at once too (on another error).
@@ -85,20 +85,20 @@ def test_reproduce_debias_holds_its_output_folder_until_it_returns(tmp_path: Pat
     assert _free(out)
 
 
-def test_reproduce_planted_holds_its_output_folder_until_it_returns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from fairtalk.experiments import _reproduce_planted
+def test_reproduce_planted_holds_its_output_folder_until_it_returns(tmp_path: Path) -> None:
+    from fairtalk.models import EchoResponder
 
     out = tmp_path / "planted"
     said: list[str] = []
 
-    def second_call_at_the_pairs(*args: object, **kwargs: object) -> None:
+    def second_call_at_the_first_answer(event: object) -> None:
         # cache_dir=out: without the lock, an OutputError of another kind right after the folder's check
-        code = f"fairtalk.pipeline.reproduce_planted(out_dir={str(out)!r}, cache_dir={str(out)!r})"
-        said.append(_second_call(code))
+        said.append(_second_call(f"fairtalk.pipeline.reproduce_planted(out_dir={str(out)!r}, cache_dir={str(out)!r})"))
         raise _Paused
 
-    monkeypatch.setattr(_reproduce_planted, "build_pairs", second_call_at_the_pairs)
     with pytest.raises(_Paused):
-        reproduce_planted(out_dir=out, quick=True)
+        reproduce_planted(
+            out_dir=out, quick=True, n_pairs=2, base_model=EchoResponder(), progress=second_call_at_the_first_answer
+        )
     assert said[0].startswith("OutputError:") and _BUSY.format(pid=os.getpid()) in said[0], said
     assert _free(out)
