@@ -471,4 +471,60 @@ def test_jsonl_conversations_keep_each_turns_role_and_leave_out_empty_turns(tmp_
         (["welcome", "he is here"], ["assistant", "user"], None),
     ]
     assert [c.text for c in corpus][4] == "welcome\x1ehe is here"  # alternating roles: no marks, the text as before
-    assert dict(corpus.summary.skipped) == {"empty value": 1}
+    assert dict(corpus.summary.skipped) == {
+        "empty value": 1,
+        "system message (left out of its conversation; give one with --system-prompt)": 1,
+        "system messages: conversations kept without them": 1,
+    }
+
+
+def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversation(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import fairtalk
+
+    def chat(*turns: tuple[str, str]) -> str:
+        return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
+
+    path = tmp_path / "chats.jsonl"
+    path.write_text(
+        chat(("user", "he is late"), ("assistant", "oh"))
+        + chat(("system", "be kind"), ("user", "she is here"), ("system", "be brief"), ("assistant", "hi"))
+        + chat(("system", "be kind"), ("user", " "))  # dropped whole (empty value): its system message is not counted
+        + chat(("user", "is he ok?"), ("system", "mind the tone"))
+    )
+    corpus = fairtalk.read_corpus(path)
+    assert [c.text for c in corpus] == ["he is late", "she is here", "is he ok?"]
+    system_message = "system message (left out of its conversation; give one with --system-prompt)"
+    system_conversation = "system messages: conversations kept without them"
+    summary = corpus.summary
+    assert summary.count(system_message) == 3 and summary.count(system_conversation) == 2
+    assert summary.where(system_message) == f"{path}:2" and summary.count("empty value") == 1
+    assert summary.n_read == 4 and summary.n_yielded == 3  # nothing dropped but the empty one
+    assert f"skipped: {system_message} 3, first at {path}:2" in summary.skip_lines()
+    assert {system_message, system_conversation} <= set(fairtalk.corpora.REASONS)
+
+
+def test_split_corpus_holds_out_whole_dialogues_by_a_stable_hash(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    from fairtalk.corpora import split_corpus
+
+    rows = [{"context": f"line {i}", "response": "ok", "dialogue_id": f"d{i // 3}"} for i in range(600)]
+    rows += [{"context": "said twice", "response": "ok"}] * 2 + [{"context": "no dialogue"}]
+    path = tmp_path / "c.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows) + "{not json\n")
+    whole = read_corpus(f"jsonl:{path}")
+    shares = {split: split_corpus(whole, split) for split in ("train", "heldout")}
+    ids = {split: [c.id for c in corpus] for split, corpus in shares.items()}
+    assert sorted(ids["train"] + ids["heldout"]) == sorted(c.id for c in whole)  # every context once
+    assert ids == {split: [c.id for c in corpus] for split, corpus in shares.items()}  # the same on every pass
+    held = list(shares["heldout"])
+    assert {c.cluster for c in held}.isdisjoint({c.cluster for c in shares["train"] if c.cluster})  # dialogues whole
+    assert all(chitchat_split(c.cluster or c.text) == "heldout" for c in held)
+    assert 0.5 * HELDOUT_PERCENT < 100 * len(held) / 603 < 2 * HELDOUT_PERCENT
+    assert sum(c.text == "said twice" for c in shares[chitchat_split("said twice")]) == 2
+    summary = shares["heldout"].summary
+    assert summary.n_yielded == len(held) and summary.count("malformed JSON") == 1 and shares["train"].source == whole.source
+    with pytest.raises(SpecError, match="unknown split"):
+        split_corpus(whole, "all")

@@ -345,3 +345,71 @@ def test_the_models_answer_on_ray_as_in_this_process(tiny, tmp_path, monkeypatch
         assert again["models"][name]["run"]["config"]["engine"]["num_actors"] == 2
         ours = (out / name / "gender" / "responses.jsonl").read_text()
         assert ours == (root / "out" / name / "gender" / "responses.jsonl").read_text()
+
+
+@pytest.mark.parametrize("same", ["default", "the same file"])
+def test_a_file_corpus_the_audit_reads_too_is_split_so_no_model_trains_on_an_audited_context(tmp_path, monkeypatch, same) -> None:
+    corpus = tmp_path / "dialogues.jsonl"
+    rows = [{"context": f"is {'he' if i % 2 else 'she'} a doctor {i}?", "response": f"yes {i}"} for i in range(300)]
+    corpus.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    audited: list[set[str]] = []
+    trained: list[set[str]] = []
+
+    class Stop(Exception):
+        pass
+
+    def pairs_seen(*args: object, **kwargs: object) -> object:
+        pairs, coverage = _audit_pairs(*args, **kwargs)
+        audited.append({p.a if p.original_side == "a" else p.b for p in pairs})
+        return pairs, coverage
+
+    def training_seen(dialogues, *args: object, **kwargs: object) -> None:
+        trained.append({d.text for d in dialogues})
+        raise Stop
+
+    _audit_pairs = _reproduce._audit_pairs
+    monkeypatch.setattr(_reproduce, "_audit_pairs", pairs_seen)
+    monkeypatch.setattr(_reproduce, "train_model", training_seen)
+    eval_corpus = None if same == "default" else str(corpus)
+    with pytest.raises(Stop):
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{corpus}", eval_corpus=eval_corpus)
+    assert len(audited[0]) >= 2 and len(trained[0]) > 200
+    assert not audited[0] & trained[0]  # held out: the audit's contexts are none of the training contexts
+    assert len(audited[0]) + len(trained[0]) <= 300
+
+
+def test_a_file_split_too_small_to_audit_says_what_the_audit_reads_and_how_to_give_more(tmp_path) -> None:
+    from fairtalk.corpora import chitchat_split
+
+    corpus = tmp_path / "dialogues.jsonl"
+    texts = [text for text in (f"is he ok {i}?" for i in range(100)) if chitchat_split(text) == "train"]  # none held out
+    corpus.write_text("".join(json.dumps({"context": text, "response": "yes"}) + "\n" for text in texts))
+    with pytest.raises(fairtalk.InputError, match=r"\(heldout\) gave 0 gender pair.*held out of training.*--eval-corpus"):
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{corpus}")
+
+
+def test_the_cache_key_of_a_file_corpus_follows_its_split(tmp_path) -> None:
+    corpus = tmp_path / "dialogues.jsonl"
+    corpus.write_text('{"context": "hi", "response": "hello"}\n')
+    config = _reproduce.debias_configs(quick=True, corpus=f"jsonl:{corpus}")["baseline"]
+    lexicon = fairtalk.load_lexicon("gender")
+    keys = {split: _reproduce.cache_key(config, lexicon, split=split) for split in ("all", "train")}
+    assert keys["all"] != keys["train"] and keys["all"] == _reproduce.cache_key(config, lexicon)
+    chitchat = _reproduce.debias_configs(quick=True)["baseline"]  # no file: the split it always had, the key it had
+    assert _reproduce.cache_key(chitchat, lexicon, split="train") == _reproduce.cache_key(chitchat, lexicon)
+
+
+def test_a_training_corpus_fairtalk_augmented_is_refused_before_any_training(tmp_path, monkeypatch) -> None:
+    from fairtalk.debias import write_dialogues
+
+    def no_training(*args: object, **kwargs: object) -> None:
+        raise AssertionError("trained a model on an augmented corpus")
+
+    monkeypatch.setattr(_reproduce, "train_model", no_training)
+    source = [fairtalk.Context(str(i), f"is he a doctor {i}?", response=f"yes he is {i}") for i in range(50)]
+    augmented = tmp_path / "augmented.jsonl"
+    write_dialogues(fairtalk.augment(source, fairtalk.Swapper(fairtalk.load_lexicon("gender"))), augmented)
+    with pytest.raises(fairtalk.InputError, match="augmented corpus fairtalk wrote.*twins of its twins"):
+        fairtalk.reproduce_debias(
+            out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{augmented}", eval_corpus="builtin:chitchat", n_pairs=5
+        )

@@ -9,7 +9,7 @@ import pytest
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.debias import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
-from fairtalk.errors import OutputError
+from fairtalk.errors import InputError, OutputError
 from fairtalk.lexicons import load_lexicon
 from fairtalk.records import Context
 
@@ -144,3 +144,23 @@ def test_debias_package_does_not_import_torch() -> None:
     code = "import sys, fairtalk.debias._cda, fairtalk.debias._candidate_filter; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_a_corpus_read_from_an_augmented_file_is_refused_unless_again(tmp_path: Path) -> None:
+    from fairtalk.corpora import read_corpus
+    from fairtalk.debias import is_augmented_corpus
+
+    swapper = Swapper(load_lexicon("gender"))
+    source = [Context("1", "is he a doctor?", response="yes he is"), Context("2", "hi", response="hello")]
+    out = tmp_path / "augmented.jsonl.gz"
+    write_dialogues(augment(source, swapper), out)
+    assert is_augmented_corpus(out) and not is_augmented_corpus(tmp_path / "missing.jsonl")
+    corpus = read_corpus(out)
+    with pytest.raises(InputError, match="augmented corpus fairtalk wrote.*twins of its twins.*again=True") as caught:
+        augment(corpus, swapper)
+    assert caught.value.path == str(out)
+    assert [d.augmented for d in augment(corpus, swapper, again=True)] == [False, True, False, True, False]
+    assert len(list(augment(list(corpus), swapper))) == 5  # records alone carry no file: augmented as given
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    assert not is_augmented_corpus(empty) and list(augment(read_corpus(empty), swapper)) == []

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+import fairtalk
 from fairtalk.cli import app
 
 RUNNER = CliRunner()
@@ -48,10 +49,24 @@ def test_augment_writes_counterparts_and_reports_counts(tmp_path: Path) -> None:
     assert "dialogues in 3" in text and "counterparts added 2" in text and "dialogues out 5" in text
     assert "× 1.67" in text and "skipped: malformed JSON 1" in text
     # the output is a corpus again
-    again = tmp_path / "again.jsonl"
-    result = RUNNER.invoke(app, ["augment", "--corpus", str(out), "--axis", "gender", "-o", str(again)])
+    back = [(c.text, c.response) for c in fairtalk.read_corpus(out)]
+    assert back == [(r["context"], r["response"]) for r in records]
+
+
+def test_augmenting_an_augmented_corpus_again_is_refused_unless_asked_for(tmp_path: Path) -> None:
+    out = tmp_path / "augmented.jsonl"
+    result = RUNNER.invoke(app, ["augment", "--corpus", f"jsonl:{_corpus(tmp_path)}", "--axis", "gender", "-o", str(out)])
     assert result.exit_code == 0, result.output
-    assert len(again.read_text(encoding="utf-8").splitlines()) == 9
+    twice = tmp_path / "twice.jsonl"
+    for corpus in (str(out), f"jsonl:{out}"):
+        result = RUNNER.invoke(app, ["augment", "--corpus", corpus, "--axis", "gender", "-o", str(twice)])
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and said.startswith(f"error: {out}: an augmented corpus fairtalk wrote"), said
+        assert "twins of its twins" in said and "--again" in said and "Traceback" not in said
+        assert not twice.exists()
+    result = RUNNER.invoke(app, ["augment", "--corpus", str(out), "--axis", "gender", "-o", str(twice), "--again"])
+    assert result.exit_code == 0, result.output
+    assert len(twice.read_text(encoding="utf-8").splitlines()) == 9  # every record's twin: asked for
 
 
 def test_augment_refuses_its_own_input(tmp_path: Path) -> None:
@@ -102,3 +117,21 @@ def test_pool_filter_errors(tmp_path: Path) -> None:
         assert result.exit_code == 2 and message in result.output, result.output
     result = RUNNER.invoke(app, ["pool-filter", "--pool", str(pool), "-o", str(pool), "--drop", "negative"])
     assert result.exit_code == 2 and "is also the input --pool" in result.output
+
+
+def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines(tmp_path: Path) -> None:
+    def chat(*turns: tuple[str, str]) -> str:
+        return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
+
+    source = tmp_path / "chats.jsonl"
+    source.write_text(
+        chat(("system", "be kind"), ("user", "is he here?"), ("assistant", "yes")) + chat(("user", "hi"), ("assistant", "hello"))
+    )
+    out = tmp_path / "augmented.jsonl"
+    argv = ["augment", "--corpus", f"jsonl:{source}", "--axis", "gender", "-o", str(out)]
+    result = RUNNER.invoke(app, argv, env={"COLUMNS": "400"})  # one table row a line
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert "dialogues in 2" in text and "counterparts added 1" in text
+    assert f"skipped: system message (left out of its conversation; give one with --system-prompt) 1 first at {source}:1" in text
+    assert f"skipped: system messages: conversations kept without them 1 first at {source}:1" in text

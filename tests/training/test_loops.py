@@ -146,3 +146,15 @@ def test_a_run_that_diverges_raises_and_writes_no_checkpoint(tmp_path, dialogues
     with pytest.raises(FairtalkError, match="training diverged in epoch 1: not finite: .*weights"):
         train_model(dialogues, _config(model, epochs=2, lr=1e30), tmp_path / "out")
     assert not (tmp_path / "out" / "model.safetensors").exists()
+
+
+def test_cda_on_a_corpus_fairtalk_augmented_is_refused_before_any_work(tmp_path, dialogues) -> None:
+    from fairtalk import Swapper, augment, load_lexicon, read_corpus
+    from fairtalk.debias import write_dialogues
+
+    augmented = tmp_path / "augmented.jsonl"
+    write_dialogues(augment(dialogues, Swapper(load_lexicon("gender"))), augmented)
+    corpus = read_corpus(augmented)
+    with pytest.raises(InputError, match=r"augmented corpus fairtalk wrote.*twins of its twins.*corpus it was made from"):
+        train_model(corpus, _config("seq2seq", debias="cda"), tmp_path / "cda")
+    assert not (tmp_path / "cda").exists()

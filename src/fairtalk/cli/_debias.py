@@ -51,6 +51,12 @@ def augment(
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for choosing among several counterparts."),
     field: str | None = typer.Option(None, "--field", help="JSONL field holding the context (default: 'context', else 'text')."),
     split: Split = typer.Option(Split.all, "--split", help="builtin:chitchat only: all, train, or heldout."),
+    again: bool = typer.Option(
+        False,
+        "--again",
+        help="Augment a corpus fairtalk augmented already (another axis' twins, on purpose); without it, one is refused, "
+        "since its twins would get twins of their own.",
+    ),
 ) -> None:
     """Counterpart data augmentation: write each dialogue plus its group-swapped twin (when it changes)."""
     import time
@@ -67,7 +73,7 @@ def augment(
         inputs = {"--corpus": contexts.path, **lexicon_inputs([lex], "--lexicon" if lexicon else "--axis")}
         # an input, a device, the user's own file, a folder or an unwritable place: refused before any work
         check_output_file(output, what="augmented corpus", ours=is_dialogues_file, inputs=inputs)
-        augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed))
+        augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed), again=again)
         write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
     except KeyboardInterrupt:
         interrupted(note=_MSG_NOT_WRITTEN.format(output=output))

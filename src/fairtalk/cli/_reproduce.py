@@ -69,10 +69,12 @@ def debias(
     corpus: str = typer.Option(
         "builtin:chitchat",
         "--corpus",
-        help="Training dialogues (builtin:chitchat: its train split; the audit uses its held-out split).",
+        help="Training dialogues: their train split when the audit reads them too (then from their held-out split).",
     ),
     eval_corpus: str | None = typer.Option(
-        None, "--eval-corpus", help="Contexts to audit (default: --corpus; builtin:chitchat's held-out split)."
+        None,
+        "--eval-corpus",
+        help="Contexts to audit (default: --corpus, its held-out 10% of dialogues, which no model trains on).",
     ),
     resamples: int = score_option("n_resamples", "--resamples", ranged=True),
     engine: Engine | None = ENGINE,

@@ -80,6 +80,7 @@ __all__ = [
     "corpus_formats",
     "read_corpus",
     "register_corpus_format",
+    "split_corpus",
 ]
 
 #: Percentage of chitchat conversations in the ``heldout`` split.
@@ -196,6 +197,36 @@ def chitchat_split(conversation_id: str) -> str:
     """Return ``"heldout"`` or ``"train"`` for a chitchat conversation id (stable hash)."""
     digest = hashlib.sha256(conversation_id.encode("utf-8")).digest()
     return "heldout" if int.from_bytes(digest[:8], "big") % 100 < HELDOUT_PERCENT else "train"
+
+
+def split_corpus(corpus: Corpus, split: str) -> Corpus:
+    """The ``train`` or ``heldout`` share of a corpus, split as ``builtin:chitchat`` is (:func:`chitchat_split`).
+
+    Each context goes by a stable hash of its dialogue (its ``cluster``, else its text: one
+    context said twice lands on one side), :data:`HELDOUT_PERCENT` percent held out, so that
+    models trained on ``train`` are never audited on their training contexts. The summary
+    counts the share's records (the skipped lines of the whole file too).
+
+    Examples
+    --------
+    >>> corpus = Corpus("toy", lambda tally: iter([Context(str(i), f"line {i}") for i in range(100)]))
+    >>> n_heldout = len(list(split_corpus(corpus, "heldout")))
+    >>> n_heldout + len(list(split_corpus(corpus, "train")))
+    100
+    """
+    if split not in ("train", "heldout"):
+        raise SpecError(_MSG_BAD_SPLIT.format(split=split), choices=("heldout", "train"), given=split)
+    whole = corpus._reader
+
+    def share(tally: Tally) -> Iterator[Context]:
+        for context in whole(tally):
+            if chitchat_split(context.cluster or context.text) == split:
+                yield context
+            else:  # the other share's: not read for this one
+                tally.n_read -= 1
+                tally.n_yielded -= 1
+
+    return Corpus(corpus.source, share, path=corpus.path)
 
 
 def read_corpus(

@@ -42,6 +42,10 @@ REPLY_PREFIX = "reply: "
 NO_REPLY = "reply: missing (odd number of lines)"
 SURROGATE = "lone surrogate escape (not UTF-8 text)"
 BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
+#: A conversation's system messages are left out of its context (a model gets one with ``--system-prompt``):
+#: counted per message and per conversation kept without them, neither dropping a record (``record=False``).
+SYSTEM_MESSAGE = "system message (left out of its conversation; give one with --system-prompt)"
+SYSTEM_CONVERSATION = "system messages: conversations kept without them"
 REASONS = (
     NOT_UTF8,
     TOO_LONG,
@@ -57,6 +61,8 @@ REASONS = (
     NO_REPLY,
     SURROGATE,
     BAD_MESSAGES,
+    SYSTEM_MESSAGE,
+    SYSTEM_CONVERSATION,
 )
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"
@@ -203,7 +209,8 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
 
     Without ``field``, an object may hold a conversation instead: ``messages``, a list of
     ``{"role", "content"}`` (user and assistant turns, oldest first; system messages are left
-    out, give them with ``--system-prompt``). Its turns up to the last user message become one
+    out, give them with ``--system-prompt``: each is counted under :data:`SYSTEM_MESSAGE`, each
+    conversation kept without them under :data:`SYSTEM_CONVERSATION`). Its turns up to the last user message become one
     multi-turn context, each turn with its role (empty ones left out); the reply after it the response.
     A ``cluster`` (or ``dialogue_id``, ``conversation_id``) field names the context's dialogue.
     """
@@ -219,8 +226,9 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
             continue
         key = field if field is not None else next((k for k in _HEADER_NAMES if k in obj), None)
         conversation = _conversation(obj.get("messages")) if field is None and "messages" in obj else None
+        n_system = 0
         if conversation is not None:
-            value, trailing = conversation
+            value, trailing, n_system = conversation
             obj = {**obj, "response": obj.get("response", trailing)}
         elif key is None or key not in obj:
             tally.skip(BAD_MESSAGES if field is None and "messages" in obj else MISSING_FIELD, where)
@@ -240,6 +248,7 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
         if isinstance(response, str):
             response = replace_surrogates(response)[0]
         cluster = next((obj[k] for k in _CLUSTER_FIELDS if isinstance(obj.get(k), (str, int)) and obj.get(k) != ""), None)
+        _count_system(tally, n_system, where)
         tally.emit()
         yield _context(
             path,
@@ -250,24 +259,34 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
         )
 
 
-def _conversation(messages: object) -> tuple[str, str | None] | None:
-    """A ``messages`` list as one multi-turn context and the assistant reply after it; None when malformed.
+def _count_system(tally: Tally, n_system: int, where: str) -> None:
+    """Count the system messages left out of a conversation that is kept, and that conversation."""
+    if n_system:
+        for _ in range(n_system):
+            tally.skip(SYSTEM_MESSAGE, where, record=False)
+        tally.skip(SYSTEM_CONVERSATION, where, record=False)
 
-    Each turn keeps its role; an empty turn is left out, never shifting another's role. The
-    context ends with the last user turn that has text ("" when none has: an empty value).
+
+def _conversation(messages: object) -> tuple[str, str | None, int] | None:
+    """A ``messages`` list as one multi-turn context, the assistant reply after it and the system messages left out.
+
+    None when malformed. Each turn keeps its role; an empty turn is left out, never shifting
+    another's role. The context ends with the last user turn that has text ("" when none has:
+    an empty value).
     """
     if not isinstance(messages, list) or not all(
         isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in _ROLES for m in messages
     ):
         return None
     turns = [(m["role"], m["content"].strip()) for m in messages if m["role"] != "system"]
+    n_system = len(messages) - len(turns)
     said = [(role, text) for role, text in turns if text]
     last_user = max((i for i, (role, _) in enumerate(said) if role == "user"), default=None)
     if last_user is None:
-        return ("", None) if any(role == "user" for role, _ in turns) else None
+        return ("", None, n_system) if any(role == "user" for role, _ in turns) else None
     roles, texts = zip(*said[: last_user + 1])
     after = said[last_user + 1 :]
-    return join_turns(texts, roles), (after[0][1] if after else None)
+    return join_turns(texts, roles), (after[0][1] if after else None), n_system
 
 
 def read_twitter(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:

@@ -13,9 +13,10 @@ class ReadSummary:
     """What a corpus reader saw: records read, contexts yielded, and skips by reason.
 
     ``skipped`` holds ``(reason, count)`` pairs, most frequent first; ``first_location``
-    gives, per reason, the ``path:line`` of its first occurrence. For every format but
-    ``twitter``, ``n_read == n_yielded + n_skipped``; a twitter reply problem keeps its
-    context (yielded without a response) but is still counted under its reason.
+    gives, per reason, the ``path:line`` of its first occurrence. ``n_read == n_yielded + n_skipped``
+    but where a problem drops part of a record and keeps the rest: a twitter reply problem keeps
+    its context (yielded without a response), a JSONL conversation's system messages are left
+    out of it (counted per message and per conversation); each is still counted under its reason.
     """
 
     source: str

@@ -18,6 +18,8 @@ _LAZY: dict[str, str] = {
     "augment": "fairtalk.debias._cda:augment",
     "write_dialogues": "fairtalk.debias._cda:write_dialogues",
     "is_dialogues_file": "fairtalk.debias._cda:is_dialogues_file",
+    "is_augmented_corpus": "fairtalk.debias._cda:is_augmented_corpus",
+    "check_not_augmented": "fairtalk.debias._cda:check_not_augmented",
     "is_filtered_pool": "fairtalk.debias._candidate_filter:is_filtered_pool",
     "EmbeddingRegularizer": "fairtalk.debias._wer:EmbeddingRegularizer",
     "PoolFilterResult": "fairtalk.debias._candidate_filter:PoolFilterResult",

@@ -11,6 +11,8 @@ from fairtalk.debias._cda import Augmentation as Augmentation
 from fairtalk.debias._cda import AugmentedDialogue as AugmentedDialogue
 from fairtalk.debias._cda import AugmentSummary as AugmentSummary
 from fairtalk.debias._cda import augment as augment
+from fairtalk.debias._cda import check_not_augmented as check_not_augmented
+from fairtalk.debias._cda import is_augmented_corpus as is_augmented_corpus
 from fairtalk.debias._cda import is_dialogues_file as is_dialogues_file
 from fairtalk.debias._cda import swap_dialogue as swap_dialogue
 from fairtalk.debias._cda import write_dialogues as write_dialogues
@@ -29,6 +31,8 @@ __all__ = [
     "augment",
     "write_dialogues",
     "is_dialogues_file",
+    "is_augmented_corpus",
+    "check_not_augmented",
     "is_filtered_pool",
     "EmbeddingRegularizer",
     "PoolFilterResult",

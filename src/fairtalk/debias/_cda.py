@@ -20,6 +20,13 @@ Output
 which :func:`fairtalk.corpora.read_corpus` reads back (``jsonl:OUT``) with the reply as
 ``Context.response``, so an augmented file is a training corpus. It writes to a temporary file
 beside the target and renames it at the end, and refuses a target that is one of its inputs.
+
+Augmented once
+--------------
+Its twins already follow their originals, so :func:`augment` refuses a corpus read from such a
+file (:func:`is_augmented_corpus`): CDA on it again would add twins of the twins (and swap each
+twin back into a second copy of its original). ``again=True`` augments it all the same, for
+another axis' twins on purpose.
 """
 
 from __future__ import annotations
@@ -33,13 +40,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fairtalk._codec import SKIP, Codec
-from fairtalk._jsonl import is_records_of, parse_object, write_records
+from fairtalk._jsonl import first_record, parse_object, write_records
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import FairtalkError, OutputError
+from fairtalk.errors import FairtalkError, InputError, OutputError
 from fairtalk.files import atomic_writer, same_file
 from fairtalk.records import Context, Swap
 
-__all__ = ["AugmentSummary", "Augmentation", "AugmentedDialogue", "augment", "is_dialogues_file", "write_dialogues"]
+__all__ = [
+    "AugmentSummary",
+    "Augmentation",
+    "AugmentedDialogue",
+    "augment",
+    "check_not_augmented",
+    "is_augmented_corpus",
+    "is_dialogues_file",
+    "write_dialogues",
+]
 
 #: Words the swapper resolves by grammatical role, exempt from the per-dialogue consistency rule.
 ROLE_RESOLVED = frozenset({"her", "his"})
@@ -49,6 +65,15 @@ _SPEC_SCHEMES = frozenset({"builtin", "csv", "jsonl", "parlai", "parquet", "text
 
 _MSG_NOT_SWAPPER = "augment needs a fairtalk.counterfactual.Swapper, got {type}"
 _MSG_NOT_CONTEXT = "augment expects fairtalk.records.Context records, got {type}"
+_MSG_AUGMENTED = (
+    'an augmented corpus fairtalk wrote (its records carry "augmented" and "origin"): CDA on it again would add '
+    "twins of its twins; {way_out}"
+)
+_WAY_OUT_AUGMENT = (
+    "augment the corpus it was made from, or, for another axis' twins on purpose, augment it with again=True "
+    "(fairtalk augment --again)"
+)
+_WAY_OUT_TRAIN = "train with debias cda on the corpus it was made from, or without cda on this one (its twins are there)"
 _MSG_SAME_FILE = "refusing to write the augmented corpus over its own input {input!r}; choose another output path"
 
 
@@ -136,7 +161,7 @@ class Augmentation:
             yield AugmentedDialogue(context, response, True, record.origin, swaps)
 
 
-def augment(dialogues: Iterable[Context], swapper: Swapper) -> Augmentation:
+def augment(dialogues: Iterable[Context], swapper: Swapper, *, again: bool = False) -> Augmentation:
     """Counterpart data augmentation: stream each pair and, when it changes, its swapped twin.
 
     Parameters
@@ -147,11 +172,19 @@ def augment(dialogues: Iterable[Context], swapper: Swapper) -> Augmentation:
         (``summary.n_no_response``) and left out.
     swapper : Swapper
         Swaps the axis words of both sides; its ``seed`` fixes the many-to-many choices.
+    again : bool
+        Augment a corpus read from an augmented corpus file all the same (another axis' twins).
 
     Returns
     -------
     Augmentation
         Iterable of :class:`AugmentedDialogue`; ``summary`` holds the counts once iterated.
+
+    Raises
+    ------
+    InputError
+        ``dialogues`` is a corpus read from an augmented corpus fairtalk wrote
+        (:func:`is_augmented_corpus` of its ``path``), and ``again`` is not given.
 
     Examples
     --------
@@ -166,7 +199,21 @@ def augment(dialogues: Iterable[Context], swapper: Swapper) -> Augmentation:
     """
     if not isinstance(swapper, Swapper):
         raise TypeError(_MSG_NOT_SWAPPER.format(type=type(swapper).__name__))
+    if not again:
+        check_not_augmented(dialogues)
     return Augmentation(dialogues, swapper)
+
+
+def check_not_augmented(dialogues: object, *, training: bool = False) -> None:
+    """Raise InputError when ``dialogues`` is a corpus read from an augmented corpus fairtalk wrote.
+
+    The corpus' file is its ``path`` (:attr:`fairtalk.corpora.Corpus.path`); other iterables
+    pass. The message names the way out: for ``augment``, or with ``training``, for CDA training.
+    """
+    path = getattr(dialogues, "path", None)
+    if isinstance(path, (str, os.PathLike)) and is_augmented_corpus(path):
+        way_out = _WAY_OUT_TRAIN if training else _WAY_OUT_AUGMENT
+        raise InputError(_MSG_AUGMENTED.format(way_out=way_out), path=os.fspath(path))
 
 
 def swap_dialogue(swapper: Swapper, context: str, response: str) -> tuple[str, str, tuple[Swap, ...]]:
@@ -235,17 +282,41 @@ def is_dialogues_file(path: str | os.PathLike[str]) -> bool:
 
     Its first record has the keys of a dialogue (a file holding none counts too).
     """
+    keys = _first_keys(path)
+    return keys is not None and (not keys or set(DIALOGUE_KEYS) <= keys)
+
+
+def is_augmented_corpus(path: str | os.PathLike[str]) -> bool:
+    r"""Whether the corpus file ``path`` is an augmented corpus :func:`write_dialogues` wrote, holding a dialogue.
+
+    Its first record has the keys of a dialogue, ``augmented`` and ``origin`` among them.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "corpus.jsonl"
+    >>> _ = path.write_text('{"context": "hi", "response": "hello"}\n', encoding="utf-8")
+    >>> is_augmented_corpus(path)
+    False
+    """
+    keys = _first_keys(path)
+    return bool(keys) and set(DIALOGUE_KEYS) <= (keys or set())
+
+
+def _first_keys(path: str | os.PathLike[str]) -> set[str] | None:
+    """The keys of a JSONL file's first record (an empty set: no record); None when it is not one."""
     if Path(path).suffix != ".gz":
-        return is_records_of(path, DIALOGUE_KEYS)
+        record = first_record(path)
+        return None if record is None else set(record)
     if not os.path.isfile(path):
-        return False
+        return None
     try:
         with gzip.open(path, "rb") as handle:
             line = handle.readline(_MAX_FIRST_LINE)
         text = line.decode("utf-8").strip()
-        return not text or set(DIALOGUE_KEYS) <= parse_object(text, os.fspath(path), 1).keys()
+        return set(parse_object(text, os.fspath(path), 1)) if text else set()
     except (OSError, EOFError, ValueError, FairtalkError):
-        return False
+        return None
 
 
 def write_dialogues(

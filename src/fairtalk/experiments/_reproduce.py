@@ -28,10 +28,11 @@ from typing import Any
 
 from fairtalk.compare import compare_runs
 from fairtalk.config import AuditConfig, ScoreOptions
-from fairtalk.corpora import Corpus, ReadSummary, read_corpus
+from fairtalk.corpora import HELDOUT_PERCENT, Corpus, ReadSummary, read_corpus, split_corpus
 from fairtalk.counterfactual import Swapper
+from fairtalk.debias import check_not_augmented
 from fairtalk.errors import InputError, SpecError
-from fairtalk.files import check_folder_kind, check_output_folder, staged
+from fairtalk.files import check_folder_kind, check_output_folder, output_scope, same_file, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
 from fairtalk.models import PAPER_MAX_NEW_TOKENS, DecodingSettings, RayEngine, resolve_engine
 from fairtalk.pairs import Coverage, build_pairs, write_pairs
@@ -81,13 +82,37 @@ _MSG_LOG = (
 _LOG = logging.getLogger(__name__)
 _MSG_KIND = "reproduce_debias trains {kind} models, got a TrainConfig for {model!r}"
 _MSG_TOO_FEW_PAIRS = "{corpus} ({split}) gave {n} {axis} pair(s) ({n_read} contexts read); need at least 2"
+_MSG_FILE_HELDOUT = (
+    " (the audit reads the {percent}% of the corpus' dialogues held out of training; "
+    "give a larger corpus, or contexts to audit of their own with --eval-corpus)"
+)
 
 
 def _splits(corpus: str, eval_corpus: str | None) -> tuple[str, str, str]:
-    """(training split, evaluation corpus, evaluation split)."""
-    train_split = "train" if corpus in _SPLIT_CORPORA else "all"
+    """(training split, evaluation corpus, evaluation split).
+
+    The models never train on the audited contexts: a corpus that is also the evaluation corpus
+    (by default, or the same file) is split, ``builtin:chitchat`` by its own split and a file by
+    :func:`~fairtalk.corpora.split_corpus`; a corpus with an evaluation corpus of its own is trained on whole.
+    """
     evaluated = corpus if eval_corpus is None else eval_corpus
-    return train_split, evaluated, "heldout" if evaluated in _SPLIT_CORPORA else "all"
+    split = corpus in _SPLIT_CORPORA or _same_corpus(corpus, evaluated)
+    return ("train" if split else "all"), evaluated, ("heldout" if split or evaluated in _SPLIT_CORPORA else "all")
+
+
+def _same_corpus(corpus: str, other: str) -> bool:
+    """Whether two corpus specs name one corpus (the same spec, or the same file)."""
+    if corpus == other:
+        return True
+    paths = [_corpus_file(spec) for spec in (corpus, other)]
+    return paths[0] is not None and paths[1] is not None and same_file(paths[0], paths[1])
+
+
+def _read(spec: str, split: str) -> Corpus:
+    """A corpus' split: ``builtin:chitchat``'s own, a file's by :func:`~fairtalk.corpora.split_corpus` (``all``: whole)."""
+    if spec in _SPLIT_CORPORA or split == "all":
+        return read_corpus(spec, split=split)
+    return split_corpus(read_corpus(spec), split)
 
 
 def debias_configs(
@@ -111,12 +136,18 @@ def debias_configs(
     return {name: replace(base, debias=debias) for name, debias in DEBIAS_MODELS.items()}
 
 
-def _file_digest(spec: str) -> str | None:
-    """sha256 of a corpus file's bytes (None for builtin corpora and specs that name no file)."""
+def _corpus_file(spec: str) -> Path | None:
+    """The file a corpus spec names (None for builtin corpora and specs that name no file)."""
     path = Path(spec)
     if not path.is_file() and ":" in spec:
         path = Path(spec.split(":", 1)[1])
-    if not path.is_file():
+    return path if path.is_file() else None
+
+
+def _file_digest(spec: str) -> str | None:
+    """sha256 of a corpus file's bytes (None for builtin corpora and specs that name no file)."""
+    path = _corpus_file(spec)
+    if path is None:
         return None
     digest = hashlib.sha256()
     with path.open("rb") as handle:
@@ -125,26 +156,26 @@ def _file_digest(spec: str) -> str | None:
     return digest.hexdigest()
 
 
-def cache_key(config: TrainConfig, lexicon: Lexicon) -> str:
-    """The cache folder's key: a hash of the TrainConfig, the lexicon's bytes and a corpus file's bytes."""
-    payload = {
-        "format": _CACHE_FORMAT,
-        "config": asdict(config),
-        "lexicon": lexicon.sha256,
-        "corpus": _file_digest(config.corpus),
-    }
+def cache_key(config: TrainConfig, lexicon: Lexicon, *, split: str = "all") -> str:
+    """The cache folder's key: a hash of the TrainConfig, the lexicon's bytes, a corpus file's bytes and its split."""
+    digest = _file_digest(config.corpus)
+    payload: dict[str, Any] = {"format": _CACHE_FORMAT, "config": asdict(config), "lexicon": lexicon.sha256, "corpus": digest}
+    if digest is not None and split != "all":  # a file's train split (whole, it keeps the key it had)
+        payload["split"] = split
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _audit_pairs(evaluated: str, split: str, lexicon: Lexicon, *, seed: int, n_pairs: int | None) -> tuple[list[Pair], Coverage]:
     """The pairs every model answers, and their coverage: at least two, or an InputError."""
-    pair_set = build_pairs(read_corpus(evaluated, split=split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
+    pair_set = build_pairs(_read(evaluated, split), Swapper(lexicon, seed=seed), limit=n_pairs, seed=seed)
     pairs = list(pair_set)
     coverage = pair_set.coverage
     if len(pairs) < 2:
-        raise InputError(
-            _MSG_TOO_FEW_PAIRS.format(corpus=evaluated, split=split, n=len(pairs), axis=lexicon.axis, n_read=coverage.n_read)
+        message = _MSG_TOO_FEW_PAIRS.format(
+            corpus=evaluated, split=split, n=len(pairs), axis=lexicon.axis, n_read=coverage.n_read
         )
+        held_out = split == "heldout" and evaluated not in _SPLIT_CORPORA
+        raise InputError(message + (_MSG_FILE_HELDOUT.format(percent=HELDOUT_PERCENT) if held_out else ""))
     return pairs, coverage
 
 
@@ -222,10 +253,13 @@ def reproduce_debias(
     n_pairs : int, optional
         Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every held-out pair).
     corpus : str
-        Training dialogues (its ``train`` split for ``builtin:chitchat``).
+        Training dialogues (its ``train`` split when it is also the evaluation corpus, see ``eval_corpus``).
     eval_corpus : str, optional
-        Where the audit's contexts come from (default ``corpus``; its ``heldout`` split for
-        ``builtin:chitchat``, else all of it, which then overlaps the training data).
+        Where the audit's contexts come from (default ``corpus``). When it is ``corpus`` (the
+        default, or the same file), the audit reads its ``heldout`` split and the models train on
+        its ``train`` split: ``builtin:chitchat``'s own, a file's by
+        :func:`~fairtalk.corpora.split_corpus` (:data:`~fairtalk.corpora.HELDOUT_PERCENT` percent of its
+        dialogues held out). Another corpus is read whole, and the models train on all of ``corpus``.
     train_config : TrainConfig, optional
         The base configuration (a seq2seq one); its ``debias`` is set per model. Overrides ``quick``,
         ``corpus``, ``axis`` and ``seed`` for training.
@@ -332,112 +366,116 @@ def compare_debiased(  # noqa: PLR0915
         if log is not None:
             log(line)
 
-    started = time.perf_counter()
-    out = Path(out_dir)
-    inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
-    # before any training: no root, home or input's folder, and no file of the user's where one is written
-    check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
-    cache = out / "cache" if cache_dir is None else Path(cache_dir)
-    check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
-    check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
-    if cache_dir is not None:  # the default, out/cache, is its own
-        check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
-    lexicon = load_lexicon(axis)
-    for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
-        check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
-    configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
-    train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
-    n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
-    timings = {"training": 0.0}
+    with output_scope():  # out_dir stays locked from its check to the end: no other fairtalk run writes it meanwhile
+        started = time.perf_counter()
+        out = Path(out_dir)
+        inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+        # before any training: no root, home or input's folder, and no file of the user's where one is written
+        check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
+        cache = out / "cache" if cache_dir is None else Path(cache_dir)
+        check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
+        check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
+        if cache_dir is not None:  # the default, out/cache, is its own
+            check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
+        lexicon = load_lexicon(axis)
+        for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
+            check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
+        configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
+        train_split, evaluated, eval_split = _splits(configs["baseline"].corpus or corpus, eval_corpus)
+        n_pairs = (QUICK_N_PAIRS if quick else None) if n_pairs is None else n_pairs
+        timings = {"training": 0.0}
 
-    # every input is read before any training: the training corpus opened, the evaluation corpus paired
-    dialogues = read_corpus(configs["baseline"].corpus or corpus, split=train_split)
-    t0 = time.perf_counter()
-    pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
-    timings["pairs"] = time.perf_counter() - t0
-
-    checkpoints: dict[str, tuple[Path, bool]] = {}
-    for name, config in configs.items():
-        folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon)}"
-        if _finished(folder) is not None:
-            say(f"{name}: using the cached checkpoint {folder}")
-            checkpoints[name] = (folder, False)
-            continue
-        say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+        # every input is read before any training: the training corpus opened, the evaluation corpus paired
+        dialogues = _read(configs["baseline"].corpus or corpus, train_split)
+        check_not_augmented(dialogues, training=True)  # the CDA model's twins would get twins
         t0 = time.perf_counter()
-        first = not any(was_trained for _, was_trained in checkpoints.values())  # the same corpus each time: said once
-        _train(dialogues, config, folder, callback=callback, log=log, report=first)
-        timings["training"] += time.perf_counter() - t0
-        checkpoints[name] = (folder, True)
+        pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
+        timings["pairs"] = time.perf_counter() - t0
 
-    t0 = time.perf_counter()
-    with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
-        write_pairs(pairs, staging / _PAIRS_FILE)
-    timings["pairs"] += time.perf_counter() - t0
-    say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
+        checkpoints: dict[str, tuple[Path, bool]] = {}
+        for name, config in configs.items():
+            folder = cache / f"{model}-{config.debias}-{cache_key(config, lexicon, split=train_split)}"
+            if _finished(folder) is not None:
+                say(f"{name}: using the cached checkpoint {folder}")
+                checkpoints[name] = (folder, False)
+                continue
+            say(f"{name}: training {model} (debias {config.debias}) on {config.corpus or corpus} ({train_split}) -> {folder}")
+            t0 = time.perf_counter()
+            first = not any(was_trained for _, was_trained in checkpoints.values())  # the same corpus each time: said once
+            _train(dialogues, config, folder, callback=callback, log=log, report=first)
+            timings["training"] += time.perf_counter() - t0
+            checkpoints[name] = (folder, True)
 
-    models: dict[str, ComparedModel] = {}
-    given = {lexicon.axis: (pairs, coverage)}
-    formats = None if report_formats is None else tuple(report_formats)
-    reporter = ProgressReporter(callback)
-    with RunStore(cache / _STORE_FILE) as store:
-        for name, (folder, trained) in checkpoints.items():
-            run_config = audit_config.updated(
-                {
-                    "corpus": evaluated,
-                    "split": eval_split,
-                    "axes": (lexicon,),
-                    "model_args": {"path": str(folder)},
-                    "store": store,
-                    "n_pairs": n_pairs,
-                }
-            )
-            run = run_axes(run_config, [lexicon], reporter, pairs=given, extra_manifest={"checkpoint": str(folder), "name": name})
-            write_run(run, out / name, formats=formats)
-            for stage in ("generation", "scoring"):
-                timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
-            rs = run.axes[lexicon.axis].responses
-            assert rs is not None
-            n_different = sum(ra.response != rb.response for ra, rb in rs)
-            n_distinct = len({r.response for r in (*rs.a, *rs.b)})
-            record = _finished(folder)
-            models[name] = ComparedModel(
-                name=name,
-                debias=configs[name].debias,
-                checkpoint=str(folder),
-                trained=trained,
-                training=MappingProxyType(asdict(configs[name])),
-                training_seconds=None if record is None else record.seconds,
-                validation=MappingProxyType({} if record is None else dict(record.validation)),
-                run=run,
-                n_different=n_different,
-                n_distinct=n_distinct,
-            )
-    t0 = time.perf_counter()
-    baseline = next(iter(models))
-    changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
-    timings["compare"] = time.perf_counter() - t0
-    timings["total"] = time.perf_counter() - started
-    files = {
-        "table_md": str(out / "table7.md"),
-        "table_csv": str(out / "table7.csv"),
-        "results": str(out / "results.json"),
-        "pairs": str(out / _PAIRS_FILE),
-        **{name: str(out / name) for name in models},
-    }
-    comparison = DebiasComparison(
-        axis=lexicon.axis,
-        groups=lexicon.groups,
-        n_pairs=len(pairs),
-        models=MappingProxyType(models),
-        corpus=configs["baseline"].corpus or corpus,
-        eval_corpus=evaluated,
-        eval_split=eval_split,
-        seed=seed,
-        mode="custom" if train_config is not None else ("quick" if quick else "full"),
-        timings=MappingProxyType(timings),
-        files=MappingProxyType(files),
-        changes=MappingProxyType(changes),
-    )
-    write_comparison(comparison, out)
-    return comparison
+        t0 = time.perf_counter()
+        with staged(out) as staging:  # replaces only a pairs.jsonl fairtalk wrote
+            write_pairs(pairs, staging / _PAIRS_FILE)
+        timings["pairs"] += time.perf_counter() - t0
+        say(f"{len(pairs)} {lexicon.axis} pairs from {evaluated} ({eval_split}) -> {out / _PAIRS_FILE}")
+
+        models: dict[str, ComparedModel] = {}
+        given = {lexicon.axis: (pairs, coverage)}
+        formats = None if report_formats is None else tuple(report_formats)
+        reporter = ProgressReporter(callback)
+        with RunStore(cache / _STORE_FILE) as store:
+            for name, (folder, trained) in checkpoints.items():
+                run_config = audit_config.updated(
+                    {
+                        "corpus": evaluated,
+                        "split": eval_split,
+                        "axes": (lexicon,),
+                        "model_args": {"path": str(folder)},
+                        "store": store,
+                        "n_pairs": n_pairs,
+                    }
+                )
+                run = run_axes(
+                    run_config, [lexicon], reporter, pairs=given, extra_manifest={"checkpoint": str(folder), "name": name}
+                )
+                write_run(run, out / name, formats=formats)
+                for stage in ("generation", "scoring"):
+                    timings[stage] = timings.get(stage, 0.0) + run.timings.get(stage, 0.0)
+                rs = run.axes[lexicon.axis].responses
+                assert rs is not None
+                n_different = sum(ra.response != rb.response for ra, rb in rs)
+                n_distinct = len({r.response for r in (*rs.a, *rs.b)})
+                record = _finished(folder)
+                models[name] = ComparedModel(
+                    name=name,
+                    debias=configs[name].debias,
+                    checkpoint=str(folder),
+                    trained=trained,
+                    training=MappingProxyType(asdict(configs[name])),
+                    training_seconds=None if record is None else record.seconds,
+                    validation=MappingProxyType({} if record is None else dict(record.validation)),
+                    run=run,
+                    n_different=n_different,
+                    n_distinct=n_distinct,
+                )
+        t0 = time.perf_counter()
+        baseline = next(iter(models))
+        changes = {name: compare_runs(out / baseline, out / name) for name in models if name != baseline}
+        timings["compare"] = time.perf_counter() - t0
+        timings["total"] = time.perf_counter() - started
+        files = {
+            "table_md": str(out / "table7.md"),
+            "table_csv": str(out / "table7.csv"),
+            "results": str(out / "results.json"),
+            "pairs": str(out / _PAIRS_FILE),
+            **{name: str(out / name) for name in models},
+        }
+        comparison = DebiasComparison(
+            axis=lexicon.axis,
+            groups=lexicon.groups,
+            n_pairs=len(pairs),
+            models=MappingProxyType(models),
+            corpus=configs["baseline"].corpus or corpus,
+            eval_corpus=evaluated,
+            eval_split=eval_split,
+            seed=seed,
+            mode="custom" if train_config is not None else ("quick" if quick else "full"),
+            timings=MappingProxyType(timings),
+            files=MappingProxyType(files),
+            changes=MappingProxyType(changes),
+        )
+        write_comparison(comparison, out)
+        return comparison

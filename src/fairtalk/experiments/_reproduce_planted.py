@@ -29,7 +29,7 @@ from fairtalk.debias import plant_corpus, write_planted
 from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.experiments._planted import PLANTED_RATES, debiased_rows, planted_gaps
 from fairtalk.experiments._reproduce import compare_debiased
-from fairtalk.files import check_folder_kind, check_output_folder
+from fairtalk.files import check_folder_kind, check_output_folder, output_scope
 from fairtalk.lexicons import load_lexicon
 from fairtalk.models import PLANTED_REPLIES, DecodingSettings, Responder, load_responder
 from fairtalk.pairs import build_pairs
@@ -292,81 +292,83 @@ def reproduce_planted(
     elif retrieval_config.model != "retrieval":
         raise SpecError(_MSG_RANKER.format(model=retrieval_config.model))
     configs = (config, retrieval_config) if retrieval else (config,)
-    started = time.perf_counter()
-    out = Path(out_dir)
-    check_output_folder(out_dir, replaces=PLANTED_FILES)
-    cache = out / "cache" if cache_dir is None else Path(cache_dir)
-    check_output_folder(cache if cache_dir is None else cache_dir, hold=False)  # a file, a device or a FIFO: refused now
-    _check_folders(out, cache)
-    lexicon = load_lexicon("gender")
-    swapper = Swapper(lexicon, seed=seed)
-    reporter = ProgressReporter(progress_callback(progress))
-    timings: dict[str, float] = {}
+    with output_scope():  # out_dir stays locked from its check to the end: no other fairtalk run writes it meanwhile
+        started = time.perf_counter()
+        out = Path(out_dir)
+        check_output_folder(out_dir, replaces=PLANTED_FILES)
+        cache = out / "cache" if cache_dir is None else Path(cache_dir)
+        check_output_folder(cache if cache_dir is None else cache_dir, hold=False)  # a file, a device or a FIFO: refused now
+        _check_folders(out, cache)
+        lexicon = load_lexicon("gender")
+        swapper = Swapper(lexicon, seed=seed)
+        reporter = ProgressReporter(progress_callback(progress))
+        timings: dict[str, float] = {}
 
-    pair_set = build_pairs(read_corpus(_CORPUS, split="heldout"), swapper, limit=n_pairs, seed=seed)
-    pairs = list(pair_set)
-    if len(pairs) < 2:
-        raise InputError(_MSG_FEW_PAIRS.format(n=len(pairs), axis=lexicon.axis))
-    with _torch_threads(config.threads):  # the planted models' base and the Seq2Seq runs alike
-        base, base_name = _base(base_model)
-        _LOG.info("planted models: %s at rates %s on %d pairs", base_name, ", ".join(f"{r:g}" for r in rates), len(pairs))
-        t0 = time.perf_counter()
-        with base:
-            planted = planted_gaps(
-                pairs,
-                pair_set.coverage,
-                swapper,
-                base,
-                rates=rates,
-                seed=seed,
-                reporter=reporter,
-                n_resamples=n_resamples,
-                out_dir=out / "planted",
-                base_name=base_name,
+        pair_set = build_pairs(read_corpus(_CORPUS, split="heldout"), swapper, limit=n_pairs, seed=seed)
+        pairs = list(pair_set)
+        if len(pairs) < 2:
+            raise InputError(_MSG_FEW_PAIRS.format(n=len(pairs), axis=lexicon.axis))
+        with _torch_threads(config.threads):  # the planted models' base and the Seq2Seq runs alike
+            base, base_name = _base(base_model)
+            _LOG.info("planted models: %s at rates %s on %d pairs", base_name, ", ".join(f"{r:g}" for r in rates), len(pairs))
+            t0 = time.perf_counter()
+            with base:
+                planted = planted_gaps(
+                    pairs,
+                    pair_set.coverage,
+                    swapper,
+                    base,
+                    rates=rates,
+                    seed=seed,
+                    reporter=reporter,
+                    n_resamples=n_resamples,
+                    out_dir=out / "planted",
+                    base_name=base_name,
+                )
+            timings["planted models"] = time.perf_counter() - t0
+            comparisons, counts = (
+                ({}, {})
+                if not train
+                else _train_on_planted_corpus(
+                    configs,
+                    swapper,
+                    q=q,
+                    keep_other=mode["keep_other"],
+                    seed=seed,
+                    out=out,
+                    cache=cache,
+                    n_pairs=n_pairs,
+                    n_resamples=n_resamples,
+                    report_formats=report_formats,
+                    progress=progress,
+                    timings=timings,
+                    settings=settings,
+                )
             )
-        timings["planted models"] = time.perf_counter() - t0
-        comparisons, counts = (
-            ({}, {})
-            if not train
-            else _train_on_planted_corpus(
-                configs,
-                swapper,
-                q=q,
-                keep_other=mode["keep_other"],
-                seed=seed,
-                out=out,
-                cache=cache,
-                n_pairs=n_pairs,
-                n_resamples=n_resamples,
-                report_formats=report_formats,
-                progress=progress,
-                timings=timings,
-                settings=settings,
-            )
+
+        timings["total"] = time.perf_counter() - started
+        debias, rankers = comparisons.get("seq2seq"), comparisons.get("retrieval")
+        debiased = tuple(row for kind, c in comparisons.items() for row in debiased_rows(c, architecture=kind))
+        files = {
+            kind: str(path)
+            for kind, path in zip(("md", "csv", "json", "png", "html"), (out / f for f in PLANTED_FILES), strict=True)
+        }
+        result = PlantedRecovery(
+            axis=lexicon.axis,
+            groups=lexicon.groups,
+            base_model=base_name,
+            n_pairs=len(pairs),
+            seed=seed,
+            mode="custom" if train_config is not None else ("quick" if quick else "full"),
+            planted=planted,
+            corpus_rate=q if train else None,
+            corpus=MappingProxyType(counts),
+            debiased=debiased,
+            debias=debias,
+            debias_retrieval=rankers,
+            pools=MappingProxyType({} if rankers is None else _pools(rankers)),
+            timings=MappingProxyType(timings),
+            files=MappingProxyType(files),
         )
-
-    timings["total"] = time.perf_counter() - started
-    debias, rankers = comparisons.get("seq2seq"), comparisons.get("retrieval")
-    debiased = tuple(row for kind, c in comparisons.items() for row in debiased_rows(c, architecture=kind))
-    files = {
-        kind: str(path) for kind, path in zip(("md", "csv", "json", "png", "html"), (out / f for f in PLANTED_FILES), strict=True)
-    }
-    result = PlantedRecovery(
-        axis=lexicon.axis,
-        groups=lexicon.groups,
-        base_model=base_name,
-        n_pairs=len(pairs),
-        seed=seed,
-        mode="custom" if train_config is not None else ("quick" if quick else "full"),
-        planted=planted,
-        corpus_rate=q if train else None,
-        corpus=MappingProxyType(counts),
-        debiased=debiased,
-        debias=debias,
-        debias_retrieval=rankers,
-        pools=MappingProxyType({} if rankers is None else _pools(rankers)),
-        timings=MappingProxyType(timings),
-        files=MappingProxyType(files),
-    )
-    write_planted_report(result, out)
-    return result
+        write_planted_report(result, out)
+        return result

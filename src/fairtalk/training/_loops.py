@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk.errors import FairtalkError, SpecError
+from fairtalk.files import output_scope
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Context
 from fairtalk.training import _data as D
@@ -103,6 +104,9 @@ def train_model(
 
     Raises
     ------
+    InputError
+        ``config.debias`` is ``"cda"`` and ``dialogues`` is a corpus read from an augmented
+        corpus fairtalk wrote (:func:`fairtalk.debias.check_not_augmented`): its twins would get twins.
     OutputError
         ``out_dir`` cannot hold the checkpoint (a file, the root, the home folder, or files of
         the user's under a checkpoint's names): refused before any training.
@@ -111,29 +115,34 @@ def train_model(
         stored in the checkpoint's dtype) that is not finite. That epoch's checkpoint is not
         written: ``out_dir`` keeps the previous epoch's, or what it held before the run.
     """
-    check_checkpoint_folder(out_dir, training=_settings(config))  # another run's checkpoint there is refused
-    import torch
+    if config.debias == "cda":  # twins of twins: refused before any work
+        from fairtalk.debias import check_not_augmented
 
-    callback = progress_callback(progress)
-    if log is not None:
-        warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
-    started = time.perf_counter()
-    previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
-    torch.set_num_threads(config.threads)
-    torch.use_deterministic_algorithms(True, warn_only=True)
-    try:
-        _seed_everything(config.seed)
-        read = D.count_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
-        split = D.split_dialogues(read.dialogues, val_size=config.val_size, seed=config.seed)
-        if config.debias == "cda":
-            split = D.augment_split(split, config.axis, seed=config.seed)
-        texts = (t for p in split.train for t in (p.context, p.response))
-        vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
-        run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
-        return replace(run.fit(), n_read=read.n_read, n_no_response=read.n_no_response, n_blank_context=read.n_blank_context)
-    finally:
-        torch.set_num_threads(previous[0])
-        torch.use_deterministic_algorithms(previous[1])
+        check_not_augmented(dialogues, training=True)
+    with output_scope():  # out_dir stays locked from its check to the last save: no other fairtalk run writes it meanwhile
+        check_checkpoint_folder(out_dir, training=_settings(config))  # another run's checkpoint there is refused
+        import torch
+
+        callback = progress_callback(progress)
+        if log is not None:
+            warnings.warn(_MSG_LOG, FutureWarning, stacklevel=2)
+        started = time.perf_counter()
+        previous = (torch.get_num_threads(), torch.are_deterministic_algorithms_enabled())
+        torch.set_num_threads(config.threads)
+        torch.use_deterministic_algorithms(True, warn_only=True)
+        try:
+            _seed_everything(config.seed)
+            read = D.count_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
+            split = D.split_dialogues(read.dialogues, val_size=config.val_size, seed=config.seed)
+            if config.debias == "cda":
+                split = D.augment_split(split, config.axis, seed=config.seed)
+            texts = (t for p in split.train for t in (p.context, p.response))
+            vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
+            run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
+            return replace(run.fit(), n_read=read.n_read, n_no_response=read.n_no_response, n_blank_context=read.n_blank_context)
+        finally:
+            torch.set_num_threads(previous[0])
+            torch.use_deterministic_algorithms(previous[1])
 
 
 def _settings(config: TrainConfig) -> dict[str, Any]:
