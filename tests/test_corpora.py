@@ -473,15 +473,15 @@ def test_jsonl_conversations_keep_each_turns_role_and_leave_out_empty_turns(tmp_
     assert [c.text for c in corpus][4] == "welcome\x1ehe is here"  # alternating roles: no marks, the text as before
     assert dict(corpus.summary.skipped) == {
         "empty value": 1,
-        "system message (left out of its conversation; give one with --system-prompt)": 1,
-        "system messages: conversations kept without them": 1,
+        "system messages left out (give one with --system-prompt)": 1,
     }
 
 
-def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversation(tmp_path) -> None:  # noqa: ANN001
+def test_jsonl_system_messages_left_out_are_counted_per_conversation(tmp_path) -> None:  # noqa: ANN001
     import json
 
     import fairtalk
+    from fairtalk.corpora import kept_in_part
 
     def chat(*turns: tuple[str, str]) -> str:
         return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
@@ -495,14 +495,37 @@ def test_jsonl_system_messages_left_out_are_counted_per_message_and_per_conversa
     )
     corpus = fairtalk.read_corpus(path)
     assert [c.text for c in corpus] == ["he is late", "she is here", "is he ok?"]
-    system_message = "system message (left out of its conversation; give one with --system-prompt)"
-    system_conversation = "system messages: conversations kept without them"
+    system = "system messages left out (give one with --system-prompt)"
     summary = corpus.summary
-    assert summary.count(system_message) == 3 and summary.count(system_conversation) == 2
-    assert summary.where(system_message) == f"{path}:2" and summary.count("empty value") == 1
+    assert summary.count(system) == 2  # two conversations kept without theirs (three messages)
+    assert summary.where(system) == f"{path}:2" and summary.count("empty value") == 1
     assert summary.n_read == 4 and summary.n_yielded == 3  # nothing dropped but the empty one
-    assert f"skipped: {system_message} 3, first at {path}:2" in summary.skip_lines()
-    assert {system_message, system_conversation} <= set(fairtalk.corpora.REASONS)
+    assert f"skipped: {system} 2, first at {path}:2" in summary.skip_lines()
+    assert system in fairtalk.corpora.REASONS
+    assert kept_in_part(system) and not kept_in_part("empty value")
+
+
+def test_the_audit_says_lines_kept_without_their_system_messages_were_kept(tmp_path) -> None:  # noqa: ANN001
+    """A review: the audit said "skipped 300 corpus line(s): system message …" for 300 conversations it audited."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    path = tmp_path / "chats.jsonl"
+    rows = [
+        {"messages": [{"role": "system", "content": "be nice"}, {"role": "user", "content": f"my brother is {i} today"}]}
+        for i in range(40)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    argv = ["audit", "--corpus", f"jsonl:{path}", "--model", "builtin:echo", "--axis", "gender", "--pairs", "20"]
+    done = CliRunner().invoke(app, [*argv, "--measures", "length", "-o", str(tmp_path / "out")], env={"COLUMNS": "400"})
+    assert done.exit_code == 0, done.output
+    assert "gender: kept 40 corpus line(s) without a part: system messages left out (give one with --system-prompt)" in (
+        done.output
+    )
+    assert "skipped 40" not in done.output
 
 
 def test_split_corpus_holds_out_whole_dialogues_by_a_stable_hash(tmp_path) -> None:  # noqa: ANN001

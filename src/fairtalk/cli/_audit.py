@@ -147,6 +147,15 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
 
 
+def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str, str]) -> None:
+    """The corpus lines the reader skipped, and those it kept without a part (system messages, a reply), by reason."""
+    from fairtalk.corpora import kept_in_part
+
+    for reason, n in skipped:
+        done = f"kept {n:,} corpus line(s) without a part" if kept_in_part(reason) else f"skipped {n:,} corpus line(s)"
+        say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')})", style="yellow")
+
+
 @app.command()
 def audit(  # noqa: C901, PLR0915
     ctx: typer.Context,
@@ -293,9 +302,7 @@ def audit(  # noqa: C901, PLR0915
                 f"{name}: {check.n_leftover:,} pairs ({check.leftover_share:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)",
                 style="yellow",
             )
-        first = dict(cov.skipped_first)
-        for reason, n in cov.skipped:
-            say(f"{name}: skipped {n:,} corpus line(s): {reason} (first at {first.get(reason, '?')})", style="yellow")
+        _say_skips(name, cov.skipped, dict(cov.skipped_first))
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         if (served := result_served(axis_run.result)) is not None:

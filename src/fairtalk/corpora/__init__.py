@@ -55,6 +55,7 @@ from fairtalk.corpora._chitchat import read_chitchat
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
     REASONS,
+    kept_in_part,
     open_binary,
     read_csv,
     read_jsonl,
@@ -74,6 +75,7 @@ __all__ = [
     "HELDOUT_PERCENT",
     "MAX_LINE_BYTES",
     "REASONS",
+    "kept_in_part",
     "Corpus",
     "ReadSummary",
     "chitchat_split",

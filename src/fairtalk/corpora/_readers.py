@@ -43,9 +43,8 @@ NO_REPLY = "reply: missing (odd number of lines)"
 SURROGATE = "lone surrogate escape (not UTF-8 text)"
 BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
 #: A conversation's system messages are left out of its context (a model gets one with ``--system-prompt``):
-#: counted per message and per conversation kept without them, neither dropping a record (``record=False``).
-SYSTEM_MESSAGE = "system message (left out of its conversation; give one with --system-prompt)"
-SYSTEM_CONVERSATION = "system messages: conversations kept without them"
+#: counted per conversation kept without them, dropping no record (``record=False``).
+SYSTEM_MESSAGES = "system messages left out (give one with --system-prompt)"
 REASONS = (
     NOT_UTF8,
     TOO_LONG,
@@ -61,9 +60,14 @@ REASONS = (
     NO_REPLY,
     SURROGATE,
     BAD_MESSAGES,
-    SYSTEM_MESSAGE,
-    SYSTEM_CONVERSATION,
+    SYSTEM_MESSAGES,
 )
+
+
+def kept_in_part(reason: str) -> bool:
+    """Whether a read problem keeps its record, without a part (a reply, system messages), rather than skipping it."""
+    return reason == SYSTEM_MESSAGES or reason.startswith(REPLY_PREFIX)
+
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"
 _MSG_NO_COLUMN = "no column {column!r}; the header has: {columns}"
@@ -209,8 +213,8 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
 
     Without ``field``, an object may hold a conversation instead: ``messages``, a list of
     ``{"role", "content"}`` (user and assistant turns, oldest first; system messages are left
-    out, give them with ``--system-prompt``: each is counted under :data:`SYSTEM_MESSAGE`, each
-    conversation kept without them under :data:`SYSTEM_CONVERSATION`). Its turns up to the last user message become one
+    out, give them with ``--system-prompt``: each conversation kept without them is counted under
+    :data:`SYSTEM_MESSAGES`). Its turns up to the last user message become one
     multi-turn context, each turn with its role (empty ones left out); the reply after it the response.
     A ``cluster`` (or ``dialogue_id``, ``conversation_id``) field names the context's dialogue.
     """
@@ -260,11 +264,9 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
 
 
 def _count_system(tally: Tally, n_system: int, where: str) -> None:
-    """Count the system messages left out of a conversation that is kept, and that conversation."""
+    """Count a conversation that is kept without its system messages."""
     if n_system:
-        for _ in range(n_system):
-            tally.skip(SYSTEM_MESSAGE, where, record=False)
-        tally.skip(SYSTEM_CONVERSATION, where, record=False)
+        tally.skip(SYSTEM_MESSAGES, where, record=False)
 
 
 def _conversation(messages: object) -> tuple[str, str | None, int] | None:
