@@ -133,4 +133,4 @@ def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines
     assert result.exit_code == 0, result.output
     text = _flat(result.output)
     assert "dialogues in 2" in text and "counterparts added 1" in text
-    assert f"skipped: system messages left out (give one with --system-prompt) 1 first at {source}:1" in text
+    assert f"skipped: system messages left out, give one with --system-prompt 1 first at {source}:1" in text
