@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from audit_toys import write_corpus
 from fairtalk.cli import app
-from fairtalk.config import DEFAULT_SCORE_OUTPUT
+from fairtalk.cli._schema import DEFAULT_SCORE_OUTPUT
 
 runner = CliRunner()
 #: ``fairtalk audit``'s output folder when ``-o`` is not given.

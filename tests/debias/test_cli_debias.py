@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 import fairtalk
@@ -119,11 +120,14 @@ def test_pool_filter_errors(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "is also the input --pool" in result.output
 
 
-def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines(tmp_path: Path) -> None:
+def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def chat(*turns: tuple[str, str]) -> str:
         return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
 
-    source = tmp_path / "chats.jsonl"
+    monkeypatch.chdir(tmp_path)  # a short location column: the reason's cell is not wrapped at any width
+    source = Path("chats.jsonl")
     source.write_text(
         chat(("system", "be kind"), ("user", "is he here?"), ("assistant", "yes")) + chat(("user", "hi"), ("assistant", "hello"))
     )
@@ -133,4 +137,6 @@ def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines
     assert result.exit_code == 0, result.output
     text = _flat(result.output)
     assert "dialogues in 2" in text and "counterparts added 1" in text
-    assert f"skipped: system messages left out, give one with --system-prompt 1 first at {source}:1" in text
+    # the reason's cell may wrap beside the count's at a narrow terminal: its words, the count and the place
+    assert "skipped: system messages (left" in text and "give one with --system-prompt)" in text, text
+    assert f"1 first at {source}:1" in text, text

@@ -20,7 +20,16 @@ from fairtalk.cli._axes import AUDIT_AXES
 from fairtalk.cli._choices import plain
 from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 
-__all__ = ["CLI_FORMS", "check_options", "cli_default", "cli_help", "given_options", "run_option", "score_option"]
+__all__ = [
+    "CLI_FORMS",
+    "DEFAULT_SCORE_OUTPUT",
+    "check_options",
+    "cli_default",
+    "cli_help",
+    "given_options",
+    "run_option",
+    "score_option",
+]
 
 #: The fields whose flag differs from the field, and what differs: the command line's own default or help.
 CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
@@ -29,6 +38,9 @@ CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
     # the help lists the axes (built-in and registered ones) when it is shown
     "axes": {"help": f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."},
 }
+#: ``fairtalk score``'s output folder when ``-o`` is not given: a folder of its own, as ``fairtalk audit``'s
+#: (``fairtalk-report``) holds another command's report, which each command refuses to write into.
+DEFAULT_SCORE_OUTPUT = "fairtalk-score"
 #: The side of click's range each bound of a field sets.
 _SIDES = {"ge": "min", "gt": "min", "le": "max", "lt": "max"}
 #: Where a parameter's value came from when nobody gave it.

@@ -23,7 +23,7 @@ from fairtalk.cli._app import (
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct, Engine
 from fairtalk.cli._respond import RAY_ADDRESS, engine_option
-from fairtalk.cli._schema import given_options, score_option
+from fairtalk.cli._schema import DEFAULT_SCORE_OUTPUT, given_options, score_option
 from fairtalk.cli._test_options import (
     CONFIG,
     FAIL_ON_BIAS,
@@ -38,7 +38,6 @@ from fairtalk.cli._test_options import (
     report_gates,
     write_ci_files,
 )
-from fairtalk.config import DEFAULT_SCORE_OUTPUT
 from fairtalk.errors import InputError
 
 #: ``--responses-b`` beside a JSONL file: its records would be scored as answers, line by line.

@@ -39,7 +39,6 @@ from fairtalk.config._audit_config import (
 from fairtalk.config._choices import BINARY_TESTS, CORRECTION_SCOPES, COUNT_TESTS
 from fairtalk.config._score_options import (
     CORRECTIONS,
-    DEFAULT_SCORE_OUTPUT,
     JUDGE_PREFIX,
     ScoreOptions,
     ScoreOverrides,
@@ -62,7 +61,6 @@ __all__ = [
     "DEFAULT_AXES",
     "DEFAULT_CORPUS",
     "DEFAULT_N_PAIRS",
-    "DEFAULT_SCORE_OUTPUT",
     "GenerationOptions",
     "InferenceOptions",
     "JUDGE_PREFIX",

@@ -29,7 +29,6 @@ from fairtalk.options import SCORE_FIELDS
 
 __all__ = [
     "CORRECTIONS",
-    "DEFAULT_SCORE_OUTPUT",
     "FILE_FORMATS",
     "JUDGE_PREFIX",
     "ScoreOptions",
@@ -42,9 +41,6 @@ __all__ = [
     "split_names",
 ]
 
-#: ``fairtalk score``'s output folder when ``-o`` is not given: a folder of its own, as ``fairtalk audit``'s
-#: (``fairtalk-report``) holds another command's report, which each command refuses to write into.
-DEFAULT_SCORE_OUTPUT = "fairtalk-score"
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
 Correction = Literal["holm", "bh"]
 CORRECTIONS: tuple[str, ...] = typing.get_args(Correction)

@@ -44,7 +44,7 @@ SURROGATE = "lone surrogate escape (not UTF-8 text)"
 BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
 #: A conversation's system messages are left out of its context (a model gets one with ``--system-prompt``):
 #: counted per conversation kept without them, dropping no record (``record=False``).
-SYSTEM_MESSAGES = "system messages left out, give one with --system-prompt"
+SYSTEM_MESSAGES = "system messages (left out; give one with --system-prompt)"
 REASONS = (
     NOT_UTF8,
     TOO_LONG,
