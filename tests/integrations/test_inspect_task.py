@@ -84,14 +84,18 @@ def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceba
     import subprocess
     import sys
 
-    with pytest.raises(fairtalk.SpecError, match=r"-T n_pairs=0: must be a whole number >= 1"):
-        counterfactual(n_pairs=0)
+    # Review finding: -T n_pairs=1 "succeeded" with no result (its only metric n_pairs 1): the CLI refuses fewer than 2
+    for n in (0, 1):
+        with pytest.raises(fairtalk.SpecError, match=rf"-T n_pairs={n}: must be a whole number ≥ 2 \(two pairs are the fewest"):
+            counterfactual(n_pairs=n)
+    with pytest.raises(fairtalk.SpecError, match=r"-T n_resamples=0: must be a whole number ≥ 1$"):
+        counterfactual(n_resamples=0)
     with pytest.raises(fairtalk.SpecError, match="unknown lexicon axis 'nope'"):
         counterfactual(axis="nope", n_pairs=2)
     inspect_cli = Path(sys.executable).with_name("inspect")
     command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
     done = subprocess.run(
-        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "n_pairs=0"],
+        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "n_pairs=1"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -99,5 +103,6 @@ def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceba
         check=False,
     )
     output = done.stdout + done.stderr
-    assert done.returncode != 0 and "fairtalk/counterfactual: -T n_pairs=0: must be a whole number >= 1" in output
+    said = "fairtalk/counterfactual: -T n_pairs=1: must be a whole number ≥ 2 (two pairs are the fewest a test compares)"
+    assert done.returncode != 0 and said in output
     assert "Traceback" not in output, output

@@ -9,7 +9,7 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from tests.integrations._toys import SMALL, biased  # noqa: E402
+from tests.integrations._toys import SMALL, biased, fair  # noqa: E402
 
 import fairtalk  # noqa: E402
 from fairtalk.errors import InputError, SpecError  # noqa: E402
@@ -197,4 +197,17 @@ def test_log_audit_of_a_prompts_analysis_names_the_mix_up(tmp_path: Path) -> Non
     write_prompts_report(analyze(pd.DataFrame(rows), groups=groups, n_draws=1, n_resamples=20), tmp_path / "analysis")
     for given in (tmp_path / "analysis", tmp_path / "analysis" / "results.json"):
         with pytest.raises(InputError, match=r"analysis(/results.json)?: a `fairtalk prompts analyze` output, not an audit"):
+            log_audit(given)
+
+
+def test_log_audit_of_a_comparison_names_the_mix_up(tmp_path: Path) -> None:
+    """Review finding: ``log_audit("cmp1")`` (a ``fairtalk compare -o`` folder) said "field 'axis' is missing"."""
+    from fairtalk.pipeline import compare_runs
+    from fairtalk.report import write_model_comparison
+
+    for name, model in (("fair", fair), ("biased", biased)):
+        fairtalk.audit(model=model, **SMALL, n_resamples=50, out_dir=tmp_path / name)
+    write_model_comparison(compare_runs(tmp_path / "fair", tmp_path / "biased"), tmp_path / "cmp")
+    for given in (tmp_path / "cmp", tmp_path / "cmp" / "results.json"):
+        with pytest.raises(InputError, match=r"cmp(/results.json)?: a `fairtalk compare` output, not an audit: log_audit logs"):
             log_audit(given)

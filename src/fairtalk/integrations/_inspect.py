@@ -115,15 +115,19 @@ def counterfactual(
         raise TaskOptionError(f"fairtalk/counterfactual: {exc}") from exc
 
 
+#: Why ``n_pairs`` must be 2 or more, in the CLI's words (``--pairs``).
+_WHY_PAIRS = " (two pairs are the fewest a test compares)"
+
+
 class TaskOptionError(InspectOptionError):
     """A bad option of the task ``fairtalk/counterfactual``: a SpecError, printed by ``inspect eval`` as its message alone."""
 
 
 def _check_options(n_pairs: object, n_resamples: object, alpha: object) -> None:
-    """Raise SpecError naming the ``-T`` option whose value no audit takes."""
-    for name, value in (("n_pairs", n_pairs), ("n_resamples", n_resamples)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"-T {name}={value!r}: must be a whole number >= 1")
+    """Raise SpecError naming the ``-T`` option whose value no audit takes (fewer than 2 pairs, as ``--pairs``)."""
+    for name, value, least, why in (("n_pairs", n_pairs, 2, _WHY_PAIRS), ("n_resamples", n_resamples, 1, "")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise SpecError(f"-T {name}={value!r}: must be a whole number ≥ {least}{why}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise SpecError(f"-T alpha={alpha!r}: must be a number between 0 and 1")
 

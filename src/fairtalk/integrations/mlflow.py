@@ -26,6 +26,7 @@ from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import FairtalkError, InputError, SpecError
 from fairtalk.measures import Judge, build_default, build_measure
 from fairtalk.pipeline import is_prompt_analysis
+from fairtalk.results import read_result_file
 
 if TYPE_CHECKING:
     from mlflow.models import EvaluationMetric
@@ -41,6 +42,9 @@ _MSG_NOT_FOUND = "no such file or folder (give the output folder of `fairtalk au
 _MSG_PROMPTS = (
     "a `fairtalk prompts analyze` output, not an audit: log_audit logs the output of `fairtalk audit` or `fairtalk score`"
 )
+_MSG_COMPARISON = "a `fairtalk compare` output, not an audit: log_audit logs the output of `fairtalk audit` or `fairtalk score`"
+#: What a comparison's ``results.json`` says it is (its ``kind``: :attr:`fairtalk.ModelComparison.kind`).
+_COMPARISON_KIND = "model comparison"
 _MSG_AUDIT_TYPE = (
     "log_audit: audit must be an AuditRun, an AuditResult or the path of an audit's output folder (or of its "
     "run.json or results.json), got {type}"
@@ -104,12 +108,26 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
     return out
 
 
+def _result(path: Path, given: Path) -> AuditResult:
+    """The audit result of a ``results.json``; a comparison's (``fairtalk compare -o``) is named as such at ``given``."""
+    try:
+        return AuditResult.read_json(path)
+    except InputError:
+        try:
+            kind = read_result_file(path).get("kind")
+        except InputError:
+            kind = None
+        if kind == _COMPARISON_KIND:
+            raise InputError(_MSG_COMPARISON, path=str(given)) from None
+        raise
+
+
 def _read(path: Path) -> AuditRun | AuditResult:
     """The audit of an output folder, of its ``run.json``, or of an axis' (or a score's) ``results.json``."""
     if path.is_file():
         if path.name == "results.json" and is_prompt_analysis(path.parent):
             raise InputError(_MSG_PROMPTS, path=str(path))
-        return AuditRun.read_json(path) if path.name == "run.json" else AuditResult.read_json(path)
+        return AuditRun.read_json(path) if path.name == "run.json" else _result(path, path)
     if not path.is_dir():
         raise InputError(_MSG_NOT_FOUND, path=str(path))
     if (path / "run.json").is_file():
@@ -117,7 +135,7 @@ def _read(path: Path) -> AuditRun | AuditResult:
     if is_prompt_analysis(path):
         raise InputError(_MSG_PROMPTS, path=str(path))
     if (path / "results.json").is_file():
-        return AuditResult.read_json(path / "results.json")
+        return _result(path / "results.json", path)
     raise InputError(_MSG_NO_FOLDER, path=str(path))
 
 
@@ -153,7 +171,7 @@ def log_audit(
     FairtalkError
         mlflow is not installed.
     InputError
-        No such path, a folder that holds no audit (or a prompts analysis), or an unreadable result file.
+        No such path, a folder that holds no audit (or a prompts analysis, or a comparison), or an unreadable result file.
     """
     if not isinstance(audit, (AuditRun, AuditResult, str, os.PathLike)):
         raise TypeError(_MSG_AUDIT_TYPE.format(type=type(audit).__name__))
