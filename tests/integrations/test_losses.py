@@ -1,10 +1,28 @@
-"""The lost and empty answers the integrations report (``fairtalk.integrations._losses``), read from the result."""
+"""The lost and empty answers the integrations report, read from the result, and the gates' decisions on them.
+
+Through :func:`fairtalk.integrations.mlflow.audit_metrics` (it needs no mlflow), which the inspect task's
+metrics share (``test_inspect_task`` runs those).
+"""
 
 from __future__ import annotations
 
 from fairtalk import Response, ScoreOptions, score
 from fairtalk.gates import evaluate
-from fairtalk.integrations._losses import LOSS_COUNTS, failed_on_losses, loss_counts
+from fairtalk.integrations.mlflow import audit_metrics
+
+LOSS_COUNTS = ("n_lost_a", "n_lost_b", "n_lost_both", "n_lost_unknown", "n_empty_a", "n_empty_b", "n_empty_both")
+
+
+def loss_counts(result) -> dict[str, float]:  # noqa: ANN001
+    """The counts ``log_audit`` logs for ``result``'s axis."""
+    metrics = audit_metrics(result)
+    return {name: metrics[f"gender/{name}"] for name in LOSS_COUNTS}
+
+
+def failed_on_losses(gate: str, result) -> tuple[bool, bool]:  # noqa: ANN001
+    """Whether ``gate`` fails the axis on its lost, and on its empty answers, as ``log_audit`` logs it."""
+    metrics = audit_metrics(result)
+    return metrics[f"gender/lost_answers/fails_{gate}"] == 1, metrics[f"gender/empty_answers/fails_{gate}"] == 1
 
 
 def _result(n: int, *, missing_b: int = 0, empty_b: int = 0, empty_both: int = 0):  # noqa: ANN202
@@ -23,33 +41,31 @@ def _result(n: int, *, missing_b: int = 0, empty_b: int = 0, empty_both: int = 0
 def test_no_pair_lost_or_empty_counts_zero_and_fails_nothing() -> None:
     result = _result(30)
     assert loss_counts(result) == dict.fromkeys(LOSS_COUNTS, 0)
-    assert failed_on_losses(evaluate(result, "fail-on-bias"), "gender") == (False, False)
+    assert failed_on_losses("fail-on-bias", result) == (False, False)
+    assert audit_metrics(result)["fairtalk/fail-on-bias/passed"] == 1
 
 
 def test_lost_and_empty_answers_are_counted_per_side_and_the_gates_failures_on_them_told_apart() -> None:
     result = _result(60, missing_b=20)
     assert loss_counts(result) == {**dict.fromkeys(LOSS_COUNTS, 0), "n_lost_b": 20}
-    outcome = evaluate(result, "fail-on-bias")
-    assert not outcome.passed and failed_on_losses(outcome, "gender") == (True, False)
-    assert failed_on_losses(outcome, "race") == (False, False)
+    assert not evaluate(result, "fail-on-bias").passed and failed_on_losses("fail-on-bias", result) == (True, False)
+    assert audit_metrics(result)["fairtalk/fail-on-bias/passed"] == 0
 
     result = _result(60, empty_b=20, empty_both=3)
     assert loss_counts(result) == {**dict.fromkeys(LOSS_COUNTS, 0), "n_empty_a": 3, "n_empty_b": 23, "n_empty_both": 3}
-    outcome = evaluate(result, "fail-on-bias")
-    assert not outcome.passed and failed_on_losses(outcome, "gender") == (False, True)
+    assert not evaluate(result, "fail-on-bias").passed and failed_on_losses("fail-on-bias", result) == (False, True)
 
 
 def test_a_few_one_sided_losses_the_gate_passes_are_counted_but_not_failed() -> None:
     result = _result(60, missing_b=1)
     assert loss_counts(result)["n_lost_b"] == 1
-    outcome = evaluate(result, "fail-on-bias")
-    assert failed_on_losses(outcome, "gender") == (False, False)
+    assert failed_on_losses("fail-on-bias", result) == (False, False)
     # under fail-unless-equivalent one loss in 60 is not shown balanced within ±2 pp: the gate fails on it
-    assert failed_on_losses(evaluate(result, "fail-unless-equivalent"), "gender")[0] is True
+    assert failed_on_losses("fail-unless-equivalent", result)[0] is True
 
 
 def test_every_answer_empty_fails_the_gate_on_the_empty_answers() -> None:
     result = _result(10, empty_both=10)
     outcome = evaluate(result, "fail-on-bias")
     assert any(d.reason.startswith("every answer on gender was empty") for d in outcome.run_failures)
-    assert failed_on_losses(outcome, "gender") == (False, True)
+    assert failed_on_losses("fail-on-bias", result) == (False, True)
