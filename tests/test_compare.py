@@ -206,6 +206,19 @@ def test_a_file_given_for_a_run_folder_is_named_a_file(runs: dict[str, Path], tm
     assert "no such folder" in " ".join(_compare(str(tmp_path / "nope"), str(runs["fair"])).output.split())
 
 
+def test_a_comparison_folder_given_for_a_run_is_named_a_compare_output(runs: dict[str, Path], tmp_path: Path) -> None:
+    """Review finding: ``fairtalk compare A CMP --fail-if-worse`` (CMP a ``compare -o`` folder) said only
+    "CMP/results.json: field 'axis' is missing"."""
+    done = _compare(str(runs["fair"]), str(runs["gap"]), "-o", str(tmp_path / "cmp"))
+    assert done.exit_code == 0, done.output
+    for args in ([str(runs["fair"]), str(tmp_path / "cmp")], [str(tmp_path / "cmp"), str(runs["fair"])]):
+        done = _compare(*args, "--fail-if-worse", "-o", str(tmp_path / "x"))
+        text = " ".join(done.output.replace("│", " ").split())
+        assert done.exit_code == 2, text
+        assert "cmp: a `fairtalk compare` output, not an audit: compare two output folders of `fairtalk audit -o`" in text
+        assert "field 'axis'" not in text and not (tmp_path / "x").exists()
+
+
 def test_the_output_never_replaces_a_users_file(runs: dict[str, Path], tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
     mine = tmp_path / "out" / "report.md"

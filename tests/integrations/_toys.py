@@ -37,5 +37,10 @@ def biased(text: str) -> str:
     return "that is lovely, i am so happy for you"
 
 
+def silent(text: str) -> str:
+    """An empty answer whenever the text mentions a woman: no offense to measure, only one side left unanswered."""
+    return "" if _FEMALE.search(text) else "that is lovely, i am so happy for you"
+
+
 #: Small, fast audits: a few pairs, two cheap measures, few resamples.
 SMALL = {"axes": "gender", "n_pairs": 20, "measures": ("offense", "length")}

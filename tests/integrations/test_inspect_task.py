@@ -14,9 +14,10 @@ inspect_ai = pytest.importorskip("inspect_ai")
 
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
-from tests.integrations._toys import biased, fair  # noqa: E402
+from tests.integrations._toys import biased, fair, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
+from fairtalk.gates import evaluate  # noqa: E402
 from fairtalk.integrations._inspect_task import METRIC_SUFFIXES, counterfactual, pair_sides  # noqa: E402
 
 ARGS = {"n_pairs": 20, "measures": "offense,length", "n_resamples": 200}
@@ -73,6 +74,25 @@ def test_a_fair_model_shows_no_difference(tmp_path: Path) -> None:
     assert "has no `KEY_p_adjusted` and `KEY_detected` 0, and a key with no interval no `KEY_ci_low` and `KEY_ci_high`" in guide
 
 
+def test_answers_empty_on_one_side_are_counted_and_fail_the_gate_as_the_audit_fails_it(tmp_path: Path) -> None:
+    """Review finding: a bot answering "" to most female contexts showed offense_rate_gap 0, detected 0 and nothing of
+    the empty answers, while ``fairtalk audit --fail-on-bias`` failed it on them."""
+    inspect_ai.eval(counterfactual(**ARGS), model=_mock(silent), log_dir=str(tmp_path), display="none")
+    metrics = _metrics(tmp_path)
+    run = fairtalk.audit(model=silent, axes="gender", n_pairs=20, measures=("offense", "length"), n_resamples=200)
+    empties = run.results["gender"].empties
+    assert empties is not None and empties.lost_b > 5 and empties.lost_a == 0
+    assert (metrics["n_empty_a"], metrics["n_empty_b"], metrics["n_empty_both"]) == (0, empties.lost_b, 0)
+    assert metrics["n_lost_a"] == metrics["n_lost_b"] == metrics["n_lost_unknown"] == 0
+    assert metrics["offense_rate_detected"] == 0  # the measure sees nothing: the empty answers are the finding
+    assert metrics["empty_fails_gate"] == 1 and metrics["lost_fails_gate"] == 0 and metrics["fail_on_bias_passed"] == 0
+    assert not evaluate(run, "fail-on-bias").passed  # as the audit decides
+    # a fair model: every count 0, the gate passes
+    inspect_ai.eval(counterfactual(**ARGS), model=_mock(fair), log_dir=str(tmp_path / "fair"), display="none")
+    fair_metrics = _metrics(tmp_path / "fair")
+    assert all(fair_metrics[name] == 0 for name in ("n_empty_b", "n_lost_b", "empty_fails_gate", "lost_fails_gate"))
+
+
 def test_the_dataset_is_both_sides_of_each_pair() -> None:
     sides = list(pair_sides("gender", n_pairs=3))
     assert [s.side for s in sides] == ["a", "b"] * 3
@@ -84,14 +104,18 @@ def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceba
     import subprocess
     import sys
 
-    with pytest.raises(fairtalk.SpecError, match=r"-T n_pairs=0: must be a whole number >= 1"):
-        counterfactual(n_pairs=0)
+    # Review finding: -T n_pairs=1 "succeeded" with no result (its only metric n_pairs 1): the CLI refuses fewer than 2
+    for n in (0, 1):
+        with pytest.raises(fairtalk.SpecError, match=rf"-T n_pairs={n}: must be a whole number ≥ 2 \(two pairs are the fewest"):
+            counterfactual(n_pairs=n)
+    with pytest.raises(fairtalk.SpecError, match=r"-T n_resamples=0: must be a whole number ≥ 1$"):
+        counterfactual(n_resamples=0)
     with pytest.raises(fairtalk.SpecError, match="unknown lexicon axis 'nope'"):
         counterfactual(axis="nope", n_pairs=2)
     inspect_cli = Path(sys.executable).with_name("inspect")
     command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
     done = subprocess.run(
-        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "n_pairs=0"],
+        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "n_pairs=1"],
         capture_output=True,
         text=True,
         timeout=300,
@@ -99,5 +123,6 @@ def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceba
         check=False,
     )
     output = done.stdout + done.stderr
-    assert done.returncode != 0 and "fairtalk/counterfactual: -T n_pairs=0: must be a whole number >= 1" in output
+    said = "fairtalk/counterfactual: -T n_pairs=1: must be a whole number ≥ 2 (two pairs are the fewest a test compares)"
+    assert done.returncode != 0 and said in " ".join(output.split())  # inspect wraps the line
     assert "Traceback" not in output, output

@@ -9,10 +9,11 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from tests.integrations._toys import SMALL, biased  # noqa: E402
+from tests.integrations._toys import SMALL, biased, fair, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
 from fairtalk.errors import InputError, SpecError  # noqa: E402
+from fairtalk.gates import evaluate  # noqa: E402
 from fairtalk.integrations._inspect_task import pair_sides  # noqa: E402
 from fairtalk.integrations.mlflow import log_audit, make_metric  # noqa: E402
 
@@ -198,3 +199,33 @@ def test_log_audit_of_a_prompts_analysis_names_the_mix_up(tmp_path: Path) -> Non
     for given in (tmp_path / "analysis", tmp_path / "analysis" / "results.json"):
         with pytest.raises(InputError, match=r"analysis(/results.json)?: a `fairtalk prompts analyze` output, not an audit"):
             log_audit(given)
+
+
+def test_log_audit_of_a_comparison_names_the_mix_up(tmp_path: Path) -> None:
+    """Review finding: ``log_audit("cmp1")`` (a ``fairtalk compare -o`` folder) said "field 'axis' is missing"."""
+    from fairtalk.pipeline import compare_runs
+    from fairtalk.report import write_model_comparison
+
+    for name, model in (("fair", fair), ("biased", biased)):
+        fairtalk.audit(model=model, **SMALL, n_resamples=50, out_dir=tmp_path / name)
+    write_model_comparison(compare_runs(tmp_path / "fair", tmp_path / "biased"), tmp_path / "cmp")
+    for given in (tmp_path / "cmp", tmp_path / "cmp" / "results.json"):
+        with pytest.raises(InputError, match=r"cmp(/results.json)?: a `fairtalk compare` output, not an audit: log_audit logs"):
+            log_audit(given)
+
+
+def test_log_audit_logs_the_empty_and_lost_answers_and_each_gates_decision(tmp_path: Path, tracking) -> None:
+    """Review finding: log_audit logged no lost or empty answers and no gate outcome: a bot answering "" to women passed."""
+    run = fairtalk.audit(model=silent, **SMALL, n_resamples=200)
+    empties = run.results["gender"].empties
+    assert empties is not None and empties.lost_b > 5
+    logged = tracking.get_run(log_audit(run)).data
+    assert logged.metrics["gender/n_empty_b"] == empties.lost_b and logged.metrics["gender/n_empty_a"] == 0
+    assert logged.metrics["gender/n_lost_a"] == logged.metrics["gender/n_lost_b"] == 0
+    assert logged.params["gender/empty_answers"] == empties.describe() and "gender/lost_answers" not in logged.params
+    outcome = evaluate(run, "fail-on-bias")
+    assert not outcome.passed and logged.metrics["fairtalk/fail-on-bias/passed"] == 0
+    assert logged.params["fairtalk/fail-on-bias"] == outcome.headline and "empty answers on" in outcome.headline
+    assert logged.metrics["gender/empty_answers/fails_fail-on-bias"] == 1
+    assert logged.metrics["gender/lost_answers/fails_fail-on-bias"] == 0
+    assert "fairtalk/fail-unless-equivalent/passed" in logged.metrics

@@ -78,7 +78,9 @@ def test_options_come_from_pyproject_then_the_ini_file_then_the_command_line(pyt
             assert config.axes == ("race",)  # the ini option over [tool.fairtalk]
             assert config.n_pairs == 7  # the command line over both
             assert config.score.n_resamples == 200 and config.score.measures == ("offense", "length")
-            assert fairtalk_audit.next_folder() == request.config.rootpath / "kept" / "test_config.py_test_config" / "run-1"
+            folder = fairtalk_audit.next_folder()
+            assert folder.parent.parent == request.config.rootpath / "kept" and folder.name == "run-1"
+            assert folder.parent.name.startswith("test_config.py_test_config-")
     """
     )
     result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider", "--fairtalk-pairs", "7")
@@ -107,7 +109,7 @@ def test_a_config_file_gives_the_defaults(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=1)
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "2.5"])
+@pytest.mark.parametrize("value", ["abc", "0", "1", "2.5"])
 def test_a_bad_fairtalk_pairs_is_a_usage_error_naming_the_option_and_value(pytester: pytest.Pytester, value: str) -> None:
     """Review finding: ``fairtalk_pairs = abc`` raised a raw ValueError traceback from read_config."""
     pytester.makeini(f"[pytest]\nfairtalk_pairs = {value}\n")
@@ -115,8 +117,8 @@ def test_a_bad_fairtalk_pairs_is_a_usage_error_naming_the_option_and_value(pytes
     result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert (
-        f"fairtalk: the ini option fairtalk_pairs = '{value}' is not valid: the pairs per axis must be a whole number >= 1"
-        in (result.stderr.str())
+        f"fairtalk: the ini option fairtalk_pairs = '{value}' is not valid: the pairs per axis must be a whole number ≥ 2 "
+        "(two pairs are the fewest a test compares)" in (result.stderr.str())
     )
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
 
@@ -197,3 +199,63 @@ def test_the_ini_axes_override_a_bad_axis_of_the_table(pytester: pytest.Pytester
     pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    assert fairtalk_audit.config.axes == ('race',)\n")
     result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
+
+
+def test_one_pair_on_the_command_line_is_a_usage_error_before_any_test(pytester: pytest.Pytester) -> None:
+    """Review finding: ``--fairtalk-pairs 1`` passed the check (">= 1"), then the fixture raised a SpecError traceback."""
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    pass\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider", "--fairtalk-pairs", "1")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    said = (
+        "fairtalk: --fairtalk-pairs 1: the pairs per axis must be a whole number ≥ 2 (two pairs are the fewest a test compares)"
+    )
+    assert said in result.stderr.str()
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.parametrize(
+    ("table", "ini", "said"),
+    [
+        ("margins = {offense_rate = 5}", "", "offense_rate's margin is a fraction: 5 would allow any difference"),
+        ("margins = {nope = 0.1}", "", "unknown margin measure key 'nope' (choose from: career_words, "),
+        ('primary = ["nope"]', "", "unknown primary measure key 'nope'"),
+        (
+            "margins = {length = 0.1}",
+            'fairtalk_measures = "offense"',
+            "unknown margin measure key 'length' (choose from: offense_rate) (with the ini option fairtalk_measures = 'offense')",
+        ),
+    ],
+)
+def test_a_bad_margin_or_primary_key_of_the_table_errors_the_test_naming_pyproject(
+    pytester: pytest.Pytester, table: str, ini: str, said: str
+) -> None:
+    """Review finding: ``margins = {offense_rate = 5}`` in [tool.fairtalk] surfaced as the audit's SpecError traceback
+    inside the test body, naming no pyproject.toml."""
+    pytester.makepyprojecttoml(f"[tool.fairtalk]\n{table}\n\n[tool.pytest.ini_options]\n{ini}\n")
+    pytester.makepyfile(test_config="def test_config(fairtalk_audit):\n    raise AssertionError('not reached')\n")
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    output = result.stdout.str()
+    assert f"fairtalk: [tool.fairtalk] in {pytester.path / 'pyproject.toml'}: {said}" in output
+    assert "Traceback" not in output and "not reached" not in output and "_equivalence.py" not in output
+
+
+def test_kept_reports_of_ids_that_read_alike_once_cleaned_stay_apart(pytester: pytest.Pytester) -> None:
+    """Review finding: parameters ``a/b`` and ``a b`` both became ``test_p_a_b``: the second audit replaced the first's."""
+    pytester.makepyprojecttoml('[tool.pytest.ini_options]\nfairtalk_report_dir = "kept"\n')
+    pytester.makepyfile(
+        test_ids="""
+        import pytest
+
+        @pytest.mark.parametrize("n", [1, 2], ids=["a/b", "a b"])
+        def test_p(fairtalk_audit, n):
+            folder = fairtalk_audit.next_folder()
+            folder.mkdir(parents=True)
+            (folder / "mine.txt").write_text(str(n))
+        """
+    )
+    result = pytester.runpytest_subprocess(*_args(), "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    kept = sorted((pytester.path / "kept").iterdir())
+    assert len(kept) == 2 and all(p.name.startswith("test_ids.py_test_p_a_b-") for p in kept)
+    assert sorted((p / "run-1" / "mine.txt").read_text() for p in kept) == ["1", "2"]

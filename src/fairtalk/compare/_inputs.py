@@ -31,7 +31,17 @@ from fairtalk.errors import InputError
 from fairtalk.models import identity_unknown, recorded_specs
 from fairtalk.results import AuditResult, read_result_file
 
-__all__ = ["AxisInput", "RunInput", "python_target", "read_run", "same_model", "same_model_configs", "same_run"]
+__all__ = [
+    "COMPARISON_KIND",
+    "AxisInput",
+    "RunInput",
+    "is_comparison",
+    "python_target",
+    "read_run",
+    "same_model",
+    "same_model_configs",
+    "same_run",
+]
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"
@@ -46,6 +56,11 @@ _MSG_PROMPTS = (
     "a `fairtalk prompts analyze` output, not an audit: compare two prompts analyses "
     "(fairtalk.pipeline.compare_prompt_analyses), or two audits, not one of each"
 )
+_MSG_COMPARISON = (
+    "a `fairtalk compare` output, not an audit: compare two output folders of `fairtalk audit -o` or `fairtalk score -o`"
+)
+#: What a comparison's ``results.json`` says it is (its ``kind``, :attr:`fairtalk.ModelComparison.kind`).
+COMPARISON_KIND = "model comparison"
 _MSG_NO_RESPONSES = (
     "the responses it was scored from are not there ({paths}); put them beside it as responses.jsonl, "
     "or run compare where `fairtalk score` ran"
@@ -293,6 +308,28 @@ def _result(path: Path) -> AuditResult:
     return AuditResult.from_dict(data)
 
 
+def _score_result(path: Path) -> AuditResult:
+    """:func:`_result` of a score folder's ``results.json``; a comparison's (``fairtalk compare -o``) is named as such."""
+    try:
+        return _result(path)
+    except InputError:
+        if is_comparison(path):
+            raise InputError(_MSG_COMPARISON, path=str(path.parent)) from None
+        raise
+
+
+def is_comparison(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is the ``results.json`` of a model comparison (``fairtalk compare -o``), by its ``kind``.
+
+    A file that cannot be read as a result file is none (False).
+    """
+    try:
+        data = read_result_file(path)
+    except InputError:
+        return False
+    return data.get("kind") == COMPARISON_KIND
+
+
 def _drop_empty(result: AuditResult) -> bool:
     return bool(result.provenance.drop_empty)
 
@@ -339,7 +376,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
     Raises
     ------
     InputError
-        Not such a folder (a file, a prompts analysis), an unreadable ``run.json``/``results.json`` (too large, not JSON, of another
+        Not such a folder (a file, a prompts analysis, a comparison), an unreadable ``run.json``/``results.json`` (too large, not JSON, of another
         ``schema_version``, a field of the wrong shape: see :func:`fairtalk.results.read_result_file`),
         or responses that are not there.
     """
@@ -376,7 +413,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
             model_target=target if isinstance(target, str) and target else None,
         )
     if (folder / RESULTS_FILE).is_file():
-        result = _result(folder / RESULTS_FILE)
+        result = _score_result(folder / RESULTS_FILE)
         responses = read_responses(_score_sources(folder, result), drop_empty=_drop_empty(result))
         return RunInput(str(folder), None, {result.axis: AxisInput(result, responses)}, sha256=_sha256(folder / RESULTS_FILE))
     raise InputError(_MSG_NOT_A_RUN, path=str(folder))

@@ -17,9 +17,12 @@ from inspect_ai.solver import TaskState, generate
 
 from fairtalk import Response, ScoreOptions, load_lexicon, score
 from fairtalk.errors import FairtalkError, SpecError
+from fairtalk.gates import evaluate
 from fairtalk.integrations._inspect_model import FairtalkModelAPI, InspectOptionError
+from fairtalk.integrations._losses import failed_on_losses, loss_counts
 from fairtalk.integrations._pair_sides import pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique
+from fairtalk.results import AuditResult
 
 __all__ = ["FairtalkModelAPI", "counterfactual", "paired_tests", "response_scores"]
 
@@ -55,9 +58,30 @@ def _float(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(x) else float(x)
 
 
+def _loss_values(result: AuditResult) -> dict[str, float]:
+    """The lost and empty answers per side, and the ``fail-on-bias`` gate's decision on the run and on them.
+
+    ``fail_on_bias_passed`` is 1 when the gate passes (as ``fairtalk audit --fail-on-bias`` decides);
+    ``lost_fails_gate`` and ``empty_fails_gate`` are 1 when it fails on the lost (empty) answers.
+    """
+    outcome = evaluate(result, "fail-on-bias")
+    lost, empty = failed_on_losses(outcome, result.axis)
+    values = {name: float(count) for name, count in loss_counts(result).items()}
+    values.update(
+        fail_on_bias_passed=1.0 if outcome.passed else 0.0,
+        lost_fails_gate=1.0 if lost else 0.0,
+        empty_fails_gate=1.0 if empty else 0.0,
+    )
+    return values
+
+
 @metric
 def paired_tests(axis: str, measures: str, seed: int = 0, n_resamples: int = 2000, alpha: float = 0.05) -> Metric:
-    """Fairtalk's paired tests of the answers, grouped by pair: per result key its gap, interval, p and verdict."""
+    """Fairtalk's paired tests of the answers, grouped by pair: per result key its gap, interval, p and verdict.
+
+    Beside them, per side the pairs lost (a side missing: its sample failed) and those answered
+    empty, and the ``fail-on-bias`` gate's decision on the run and on them (:func:`_loss_values`).
+    """
     options = _options(measures, seed, n_resamples, alpha)
 
     def compute(scores: list[SampleScore]) -> Value:
@@ -73,7 +97,7 @@ def paired_tests(axis: str, measures: str, seed: int = 0, n_resamples: int = 200
         if complete < 2:  # inspect also computes the metrics while samples are still coming in
             return {"n_pairs": float(complete)}
         result = score(responses, axis=axis, options=options)
-        values: dict[str, float | None] = {"n_pairs": float(result.n_pairs)}
+        values: dict[str, float | None] = {"n_pairs": float(result.n_pairs), **_loss_values(result)}
         for m in result.measures:
             gap = None if m.a is None or m.b is None else m.a - m.b
             values.update(
@@ -115,15 +139,19 @@ def counterfactual(
         raise TaskOptionError(f"fairtalk/counterfactual: {exc}") from exc
 
 
+#: Why ``n_pairs`` must be 2 or more, in the CLI's words (``--pairs``).
+_WHY_PAIRS = " (two pairs are the fewest a test compares)"
+
+
 class TaskOptionError(InspectOptionError):
     """A bad option of the task ``fairtalk/counterfactual``: a SpecError, printed by ``inspect eval`` as its message alone."""
 
 
 def _check_options(n_pairs: object, n_resamples: object, alpha: object) -> None:
-    """Raise SpecError naming the ``-T`` option whose value no audit takes."""
-    for name, value in (("n_pairs", n_pairs), ("n_resamples", n_resamples)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SpecError(f"-T {name}={value!r}: must be a whole number >= 1")
+    """Raise SpecError naming the ``-T`` option whose value no audit takes (fewer than 2 pairs, as ``--pairs``)."""
+    for name, value, least, why in (("n_pairs", n_pairs, 2, _WHY_PAIRS), ("n_resamples", n_resamples, 1, "")):
+        if isinstance(value, bool) or not isinstance(value, int) or value < least:
+            raise SpecError(f"-T {name}={value!r}: must be a whole number ≥ {least}{why}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 1:
         raise SpecError(f"-T alpha={alpha!r}: must be a number between 0 and 1")
 

@@ -6,7 +6,14 @@ when a function is called, and raises a FairtalkError naming the extra when it i
 - :func:`log_audit` logs, per axis and result key, ``AXIS/KEY/gap``, ``/ci_low``, ``/ci_high``,
   ``/p``, ``/p_adjusted``, ``/a`` and ``/b`` as metrics and ``AXIS/KEY/verdict`` as a param (with
   each axis' ``n_pairs``, ``alpha`` and ``correction``, and the run's model), and the report
-  folder as artifacts under ``fairtalk/``.
+  folder as artifacts under ``fairtalk/``. Per axis it logs the pairs lost and answered empty,
+  per side (metrics ``AXIS/n_lost_a``, ``n_lost_b``, ``n_lost_both``, ``n_lost_unknown``,
+  ``n_empty_a``, ``n_empty_b``, ``n_empty_both``; params ``AXIS/lost_answers`` and
+  ``AXIS/empty_answers`` in words, where there are any), and per gate (``fail-on-bias``,
+  ``fail-unless-equivalent``) the gate's own decision, as ``fairtalk audit`` makes it: metric
+  ``fairtalk/GATE/passed`` (1 or 0), param ``fairtalk/GATE`` (its headline), and metrics
+  ``AXIS/lost_answers/fails_GATE`` and ``AXIS/empty_answers/fails_GATE`` (1 where it fails the
+  axis on them: one side's lost or empty answers differ detectably, say).
 - :func:`make_metric` is an ``extra_metrics`` entry for ``mlflow.evaluate``: it sees every row,
   pairs them by a pair-id and a side column, and reports fairtalk's paired test of one result key
   (``gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``detected``), clustered by dialogue
@@ -24,8 +31,11 @@ from typing import TYPE_CHECKING, cast
 from fairtalk import AuditResult, AuditRun, Response, ScoreOptions, load_lexicon, score
 from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import FairtalkError, InputError, SpecError
+from fairtalk.gates import Gate, evaluate
+from fairtalk.integrations._losses import failed_on_losses, loss_counts
 from fairtalk.measures import Judge, build_default, build_measure
 from fairtalk.pipeline import is_prompt_analysis
+from fairtalk.results import read_result_file
 
 if TYPE_CHECKING:
     from mlflow.models import EvaluationMetric
@@ -41,6 +51,9 @@ _MSG_NOT_FOUND = "no such file or folder (give the output folder of `fairtalk au
 _MSG_PROMPTS = (
     "a `fairtalk prompts analyze` output, not an audit: log_audit logs the output of `fairtalk audit` or `fairtalk score`"
 )
+_MSG_COMPARISON = "a `fairtalk compare` output, not an audit: log_audit logs the output of `fairtalk audit` or `fairtalk score`"
+#: What a comparison's ``results.json`` says it is (its ``kind``: :attr:`fairtalk.ModelComparison.kind`).
+_COMPARISON_KIND = "model comparison"
 _MSG_AUDIT_TYPE = (
     "log_audit: audit must be an AuditRun, an AuditResult or the path of an audit's output folder (or of its "
     "run.json or results.json), got {type}"
@@ -54,6 +67,10 @@ _MSG_BAD_SIDES = (
     'fairtalk_{key}: the side column holds {found}; each row\'s side must be "a" or "b" '
     '(another column through evaluator_config={{"col_mapping": {{"side": ...}}}})'
 )
+#: The gates whose decisions :func:`log_audit` logs.
+_GATES = (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)
+#: The longest param value logged (MLflow's own limit is 500 characters in older versions, 6000 in newer).
+_MAX_PARAM = 500
 #: The values of the side column :func:`make_metric` accepts.
 _SIDES = ("a", "b")
 
@@ -66,10 +83,31 @@ def _results(audit: AuditRun | AuditResult) -> dict[str, AuditResult]:
     return dict(audit.results) if isinstance(audit, AuditRun) else {audit.axis: audit}
 
 
-def audit_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
-    """The metrics :func:`log_audit` logs: ``AXIS/KEY/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``a``, ``b``."""
+def _gate_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
+    """Per gate, 1 when it passes (``fairtalk/GATE/passed``), and per axis 1 when it fails on its lost (empty) answers."""
     out: dict[str, float] = {}
+    results = _results(audit)
+    for gate in _GATES:
+        outcome = evaluate(results, gate)
+        out[f"fairtalk/{gate}/passed"] = 1.0 if outcome.passed else 0.0
+        for axis in results:
+            lost, empty = failed_on_losses(outcome, axis)
+            out[f"{axis}/lost_answers/fails_{gate}"] = 1.0 if lost else 0.0
+            out[f"{axis}/empty_answers/fails_{gate}"] = 1.0 if empty else 0.0
+    return out
+
+
+def audit_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
+    """The metrics :func:`log_audit` logs (see the module docstring).
+
+    Per axis and key ``AXIS/KEY/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``a``, ``b``;
+    per axis its lost and empty answers per side (``AXIS/n_lost_a``, ..., ``AXIS/n_empty_both``);
+    per gate its decision (``fairtalk/GATE/passed``) and whether it fails an axis on its lost
+    (empty) answers (``AXIS/lost_answers/fails_GATE``, ``AXIS/empty_answers/fails_GATE``).
+    """
+    out = _gate_metrics(audit)
     for axis, result in _results(audit).items():
+        out.update({f"{axis}/{name}": float(count) for name, count in loss_counts(result).items()})
         for m in result.measures:
             gap = None if m.a is None or m.b is None else m.a - m.b
             for name, value in (
@@ -87,12 +125,25 @@ def audit_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
     return out
 
 
+def _param(text: str) -> str:
+    return text if len(text) <= _MAX_PARAM else text[: _MAX_PARAM - 1] + "…"
+
+
 def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
-    """The params :func:`log_audit` logs: each key's verdict, each axis' ``n_pairs``/``alpha``/``correction``, the model."""
+    """The params :func:`log_audit` logs: each key's verdict, each axis' ``n_pairs``/``alpha``/``correction``, the model.
+
+    And each gate's headline (``fairtalk/GATE``), and where an axis lost or answered empty any
+    pair, what (``AXIS/lost_answers``, ``AXIS/empty_answers``: ``73 of 100 pairs (side a only 0, ...)``).
+    """
     out: dict[str, str] = {}
     if isinstance(audit, AuditRun):
         out["fairtalk/model"] = audit.model.partition(" ")[0]
-    for axis, result in _results(audit).items():
+    results = _results(audit)
+    out.update({f"fairtalk/{gate}": _param(evaluate(results, gate).headline) for gate in _GATES})
+    for axis, result in results.items():
+        for name, found in (("lost_answers", result.losses), ("empty_answers", result.empties)):
+            if found is not None:
+                out[f"{axis}/{name}"] = found.describe()
         out.update(
             {
                 f"{axis}/n_pairs": str(result.n_pairs),
@@ -104,12 +155,26 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
     return out
 
 
+def _result(path: Path, given: Path) -> AuditResult:
+    """The audit result of a ``results.json``; a comparison's (``fairtalk compare -o``) is named as such at ``given``."""
+    try:
+        return AuditResult.read_json(path)
+    except InputError:
+        try:
+            kind = read_result_file(path).get("kind")
+        except InputError:
+            kind = None
+        if kind == _COMPARISON_KIND:
+            raise InputError(_MSG_COMPARISON, path=str(given)) from None
+        raise
+
+
 def _read(path: Path) -> AuditRun | AuditResult:
     """The audit of an output folder, of its ``run.json``, or of an axis' (or a score's) ``results.json``."""
     if path.is_file():
         if path.name == "results.json" and is_prompt_analysis(path.parent):
             raise InputError(_MSG_PROMPTS, path=str(path))
-        return AuditRun.read_json(path) if path.name == "run.json" else AuditResult.read_json(path)
+        return AuditRun.read_json(path) if path.name == "run.json" else _result(path, path)
     if not path.is_dir():
         raise InputError(_MSG_NOT_FOUND, path=str(path))
     if (path / "run.json").is_file():
@@ -117,7 +182,7 @@ def _read(path: Path) -> AuditRun | AuditResult:
     if is_prompt_analysis(path):
         raise InputError(_MSG_PROMPTS, path=str(path))
     if (path / "results.json").is_file():
-        return AuditResult.read_json(path / "results.json")
+        return _result(path / "results.json", path)
     raise InputError(_MSG_NO_FOLDER, path=str(path))
 
 
@@ -153,7 +218,7 @@ def log_audit(
     FairtalkError
         mlflow is not installed.
     InputError
-        No such path, a folder that holds no audit (or a prompts analysis), or an unreadable result file.
+        No such path, a folder that holds no audit (or a prompts analysis, or a comparison), or an unreadable result file.
     """
     if not isinstance(audit, (AuditRun, AuditResult, str, os.PathLike)):
         raise TypeError(_MSG_AUDIT_TYPE.format(type=type(audit).__name__))

@@ -11,11 +11,12 @@ The defaults, lowest first: ``[tool.fairtalk]`` in the rootdir's ``pyproject.tom
 instead, the file the ini option ``fairtalk_config`` names (TOML or YAML, as
 ``fairtalk audit --config``; relative to the ini file); then the ini options ``fairtalk_pairs``, ``fairtalk_axes``, ``fairtalk_measures``, ``fairtalk_corpus``
 (in ``pytest.ini`` or ``[tool.pytest.ini_options]``), and ``--fairtalk-pairs N`` on the command line.
-Each audit writes its report under the test's ``tmp_path`` (or ``fairtalk_report_dir``/TEST,
+Each audit writes its report under the test's ``tmp_path`` (or ``fairtalk_report_dir``/TEST-HASH,
 to keep reports as a CI artifact), and a failure's message names it. A bad pairs option stops
 the run before any test as a usage error; a bad other option errors each test that uses the
 fixture, with a message naming the option, its value and why (the axes and the corpus are resolved
-here, each lexicon loaded and the corpus opened, as the audit would). A failing assertion shows the
+here, each lexicon loaded and the corpus opened, and the primary keys and margins checked against the
+measures, as the audit would). A failing assertion shows the
 test's line and its message, not this plugin's frames (``__tracebackhide__``).
 
 This module imports nothing heavy: fairtalk's pipeline loads when a test first uses the fixture.
@@ -23,6 +24,7 @@ This module imports nothing heavy: fairtalk's pipeline loads when a test first u
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tomllib
@@ -55,10 +57,15 @@ _MSG_INI = "fairtalk: the ini option {name} = {value!r} is not valid: {why}"
 _MSG_OPTION = "fairtalk: --fairtalk-pairs {value}: {why}"
 _MSG_BAD_TABLE = "fairtalk: [tool.fairtalk] in {path}: {why}"
 _MSG_BAD_FILE = "fairtalk: the fairtalk_config file {path}: {why}"
-_MSG_PAIRS = "the pairs per axis must be a whole number >= 1"
+_MSG_PAIRS = "the pairs per axis must be a whole number ≥ 2 (two pairs are the fewest a test compares)"
 #: The options an audit resolves only when it runs (each axis' lexicon, the corpus): read_config resolves them itself,
 #: so a bad one errors each test naming the option, not midway through an audit.
 _RESOLVED = ("axes", "corpus")
+#: The fewest pairs per axis an audit takes (as ``n_pairs`` must be: two pairs are the fewest a test compares).
+_MIN_PAIRS = 2
+#: The ini options that change what the file's primary keys and margins are checked against.
+_SCORING_INI = ("fairtalk_axes", "fairtalk_measures")
+_MSG_SCORE_KEY = "unknown {what} measure key {name!r}"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -81,15 +88,15 @@ def _ini_pairs(config: pytest.Config) -> int | None:
     if not value:
         return None
     text = str(value).strip()
-    if not text.isdigit() or int(text) < 1:
+    if not text.isdigit() or int(text) < _MIN_PAIRS:
         raise pytest.UsageError(_MSG_INI.format(name="fairtalk_pairs", value=str(value), why=_MSG_PAIRS))
     return int(text)
 
 
 def _option_pairs(config: pytest.Config) -> int | None:
-    """``--fairtalk-pairs`` (None: not given); a UsageError names a number below 1."""
+    """``--fairtalk-pairs`` (None: not given); a UsageError names a number below 2."""
     pairs = config.getoption("fairtalk_pairs")
-    if pairs is not None and int(pairs) < 1:
+    if pairs is not None and int(pairs) < _MIN_PAIRS:
         raise pytest.UsageError(_MSG_OPTION.format(value=pairs, why=_MSG_PAIRS))
     return None if pairs is None else int(pairs)
 
@@ -110,6 +117,34 @@ def _pyproject_table(rootpath: Path) -> dict[str, object]:
     if not isinstance(table, dict):
         raise pytest.UsageError(_MSG_TABLE.format(path=path))
     return dict(table)
+
+
+def _check_scoring(audit_config: AuditConfig) -> None:
+    """Check the primary and margin keys and the margins against each axis' measures, as the audit checks them first.
+
+    The measures are built for their keys and kinds only (a judge without its model); a SpecError
+    names a key no measure gives, or a rate's margin of 1 or more (:func:`fairtalk.stats.check_margins`).
+    """
+    from fairtalk.errors import SpecError
+    from fairtalk.run import build_measures
+    from fairtalk.stats import check_margins
+    from fairtalk.testing import config_lexicons
+
+    score = audit_config.score
+    for lexicon in config_lexicons(audit_config):
+        built = build_measures(
+            score.measures,
+            score.measure_options(lexicon),
+            judge_rubric=score.judge_rubric,
+            judge_scale=score.judge_scale,
+            keys_only=True,
+        )
+        kinds = {key: m.kind_of(key) for m in built for key in m.keys}
+        for what, names in (("primary", score.primary or ()), ("margin", tuple(score.margins))):
+            for name in names:
+                if name not in kinds:
+                    raise SpecError(_MSG_SCORE_KEY.format(what=what, name=name), choices=list(kinds), given=name)
+        check_margins(score.margins, kinds)
 
 
 def _check_resolved(audit_config: AuditConfig, keys: Iterable[str]) -> None:
@@ -182,8 +217,23 @@ def read_config(config: pytest.Config) -> AuditConfig:
             _check_resolved(audit_config, [key])
         except (FairtalkError, ValueError) as exc:
             raise pytest.UsageError(_MSG_INI.format(name=ini, value=value, why=exc)) from exc
-    pairs = _option_pairs(config)
+    _check_file_scoring(audit_config, where, {ini: value for ini, value in given.items() if ini in _SCORING_INI})
+    pairs = _option_pairs(config)  # a UsageError for fewer than 2, as pytest_configure already said
     return audit_config if pairs is None else audit_config.updated({"n_pairs": pairs})
+
+
+def _check_file_scoring(audit_config: AuditConfig, where: Callable[[object], str], ini: Mapping[str, str]) -> None:
+    """:func:`_check_scoring` on the defaults; a UsageError names the file (primary keys and margins come only from it).
+
+    Where the ini options changed the measures or the axes, the message names them too.
+    """
+    from fairtalk.errors import FairtalkError
+
+    try:
+        _check_scoring(audit_config)
+    except (FairtalkError, ValueError) as exc:
+        also = "; ".join(f"{name} = {value!r}" for name, value in ini.items())
+        raise pytest.UsageError(where(exc) + (f" (with the ini option {also})" if also else "")) from exc
 
 
 class FairtalkAudit:
@@ -280,12 +330,19 @@ class FairtalkAudit:
 
 
 def _report_folder(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """``fairtalk_report_dir``/TEST when the ini option is set (relative to the rootdir), else ``tmp_path/fairtalk``."""
+    """``fairtalk_report_dir``/TEST-HASH when the ini option is set (relative to the rootdir), else ``tmp_path/fairtalk``.
+
+    TEST is the test's node id with each run of other characters than ``A-Za-z0-9_.-`` as ``_``,
+    HASH the first 8 hex digits of the node id's SHA-256: two ids that read alike once cleaned
+    (parameters ``a/b`` and ``a b``) keep their reports apart.
+    """
     kept = request.config.getini("fairtalk_report_dir")
     if not kept:
         return tmp_path / "fairtalk"
-    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", request.node.nodeid).strip("_") or "test"
-    return request.config.rootpath / str(kept) / name
+    nodeid = request.node.nodeid
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "_", nodeid).strip("_") or "test"
+    digest = hashlib.sha256(nodeid.encode("utf-8")).hexdigest()[:8]
+    return request.config.rootpath / str(kept) / f"{name}-{digest}"
 
 
 @pytest.fixture
