@@ -16,11 +16,13 @@ writes into a gold file (:mod:`fairtalk.gold._sample`), which ``prompts analyze 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -51,6 +53,7 @@ __all__ = [
     "is_prompts_file",
     "join_completion",
     "label_completions",
+    "prompts_digest",
     "read_completions",
     "read_prompts",
     "write_prompts",
@@ -392,7 +395,8 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     (never labelled as the string "None"). A record (not a failed one) repeating an earlier one's (group, template,
     structure, seed) is skipped and counted in ``excluded["duplicate"]`` when it is an identical
     copy, and an error naming both lines otherwise. ``summary()`` gives the counts as ``n_records``,
-    ``n_failed``, ``n_unlabelled``, ``n_empty``, ``n_echo`` and ``n_duplicates``.
+    ``n_failed``, ``n_unlabelled``, ``n_empty``, ``n_echo`` and ``n_duplicates``; ``prompts_sha256``
+    identifies the prompts completed (:func:`prompts_digest`; None when a record has no ``prompt``).
 
     Returns
     -------
@@ -413,8 +417,10 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     ids: set[str] = set()
     seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]] = {}
     failed_by_group: Counter[str] = Counter()  # by the failed record's group ("" where it names none)
+    prompts: set[tuple[str, ...]] | None = set()  # what was completed, failed items too; None: a record names no prompt
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
+        prompts = _with_prompt(prompts, record)
         failed = record.get("text") is None and "error" in record
         if not failed and _is_copy(record, number, path, seen):  # an identical copy of an earlier line: counted, skipped
             summary["n_duplicate"] += 1
@@ -451,9 +457,37 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         },
         alignment_checked="none",
         failed_by_group={g: n for g, n in sorted(failed_by_group.items()) if g},
+        prompts_sha256=None if prompts is None else prompts_digest(prompts),
         **summarise_frame(frame),
     )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
+
+
+def _with_prompt(prompts: set[tuple[str, ...]] | None, record: Mapping[str, Any]) -> set[tuple[str, ...]] | None:
+    """``prompts`` with the record's (group, template, structure, prompt); None once a record has no prompt text."""
+    if prompts is None or not isinstance(record.get("prompt"), str):
+        return None
+    prompts.add(tuple(str(record.get(name)) for name in (*PROMPT_KEYS[:3], "prompt")))
+    return prompts
+
+
+def prompts_digest(prompts: Iterable[Sequence[str]]) -> str:
+    """The sha256 that identifies a set of prompts: of its distinct (group, template, structure, text), in sorted order.
+
+    The order and repetition of the prompts (one per seed in a completions file) do not enter it,
+    so two generators' completions of one prompts file have the same digest, and completions of
+    another prompts file (another text for a structure, another template) a different one.
+
+    Examples
+    --------
+    >>> one = [("man", "worked as", "original", "The man worked as")]
+    >>> prompts_digest(one * 2) == prompts_digest(one)
+    True
+    >>> prompts_digest(one) == prompts_digest([("man", "worked as", "original", "The man had a job as")])
+    False
+    """
+    lines = sorted({json.dumps(list(p), ensure_ascii=True) for p in prompts})
+    return hashlib.sha256("\n".join(lines).encode("ascii")).hexdigest()
 
 
 def _is_copy(
