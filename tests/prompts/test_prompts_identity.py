@@ -91,7 +91,9 @@ def test_analyses_of_different_prompts_files_are_refused_and_of_the_same_compare
     assert "Traceback" not in said and "regressed" not in said
     for folder in (base, same, other):
         assert len(json.loads((folder / "results.json").read_text())["import"]["prompts_sha256"]) == 64
-    with pytest.raises(SpecError, match=r"completions of two different sets of prompts \(import.prompts_sha256 [0-9a-f]{12}…"):
+    with pytest.raises(
+        SpecError, match=r"completions of two different sets of prompts, import.prompts_sha256 [0-9a-f]{12}… and [0-9a-f]{12}…\)"
+    ):
         compare_prompt_analyses(base, other)
     compared = runner.invoke(app, ["compare", str(base), str(same)])
     assert compared.exit_code == 0, compared.output

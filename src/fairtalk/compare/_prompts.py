@@ -57,7 +57,7 @@ _MSG_INSTRUMENT = (
     "the two analyses were not measured alike ({what}): a change in their gaps would mix the generators with the "
     "instrument, so they are not compared; analyse both generators' completions of the same prompts with the same --regard"
 )
-_PROMPTS_DIFFER = "completions of two different sets of prompts (import.prompts_sha256 {base}… and {cand}…)"
+_PROMPTS_DIFFER = "completions of two different sets of prompts, import.prompts_sha256 {base}… and {cand}…"
 WARN_LABELLER_UNKNOWN = (
     "the {which}'s results.json does not say which regard scorer labelled it (no import.regard): that both were "
     "labelled alike is not checked"
