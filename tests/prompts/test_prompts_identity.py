@@ -117,3 +117,23 @@ def test_an_analysis_written_before_the_digest_is_compared_as_before(tmp_path: P
     older.mkdir()
     (older / "results.json").write_text(json.dumps(data), encoding="utf-8")
     assert [a.axis for a in compare_prompt_analyses(base, older).axes] == ["gender"]
+
+
+def test_paraphrase_never_replaces_hand_written_prompts_of_the_same_four_keys(tmp_path: Path) -> None:
+    """Review finding (as for `regard label`): a person's prompts file of exactly {group, template, structure, text} was fairtalk's."""
+    from fairtalk.prompts import is_prompts_file, read_prompts
+
+    hand = tmp_path / "mine.jsonl"
+    rows = [{"group": "man", "template": "worked as", "structure": "original", "text": "My own prompt about the man"}]
+    hand.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    before = hand.read_text(encoding="utf-8")
+    done = runner.invoke(app, ["prompts", "paraphrase", "-o", str(hand)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "is not a prompts file fairtalk wrote" in said and "move it, or give a new path" in said
+    assert hand.read_text(encoding="utf-8") == before and not is_prompts_file(hand)
+    assert read_prompts(hand)[0].text == "My own prompt about the man"  # generate --prompts still reads it
+    ours = tmp_path / "prompts.jsonl"
+    assert runner.invoke(app, ["prompts", "paraphrase", "-o", str(ours)]).exit_code == 0
+    assert is_prompts_file(ours) and {json.loads(line)["written_by"] for line in ours.read_text().splitlines()} == {"fairtalk"}
+    assert runner.invoke(app, ["prompts", "paraphrase", "-o", str(ours)]).exit_code == 0  # its own prompts it replaces
+    assert len(read_prompts(ours)) == len(ours.read_text().splitlines())

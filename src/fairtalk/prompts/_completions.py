@@ -127,13 +127,19 @@ class CompletionSummary(Codec):
 
 #: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.
 PROMPT_KEYS = ("group", "template", "structure", "text")
+#: The key and value :func:`write_prompts` adds to each record: they tell its prompts from a person's file of the four keys.
+WRITTEN_BY, FAIRTALK = "written_by", "fairtalk"
 COMPLETION_KEYS = ("group", "template", "structure", "seed", "prompt")
 #: Every key :func:`generate_completions` writes into a record (``error``: a failed item's).
 _WRITTEN_COMPLETION_KEYS = frozenset((*COMPLETION_KEYS, "kind", "completion", "text", "error"))
 
 
 def _is_prompt_record(record: Mapping[str, Any]) -> bool:
-    return record.keys() == set(PROMPT_KEYS) and all(isinstance(record[key], str) for key in PROMPT_KEYS)
+    return (
+        record.keys() == {*PROMPT_KEYS, WRITTEN_BY}
+        and record[WRITTEN_BY] == FAIRTALK
+        and all(isinstance(record[key], str) for key in PROMPT_KEYS)
+    )
 
 
 def _is_completion_record(record: Mapping[str, Any]) -> bool:
@@ -143,8 +149,9 @@ def _is_completion_record(record: Mapping[str, Any]) -> bool:
 def is_prompts_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a prompts JSONL as :func:`write_prompts` writes them: every record has their keys, and no other.
 
-    A completions file (its records have a seed, a completion) or any file with a key more is
-    the user's, never replaced by prompts.
+    A completions file (its records have a seed, a completion), any file with a key more, and
+    one whose records lack ``"written_by": "fairtalk"`` (prompts written by hand, or by a
+    fairtalk that did not yet mark them) is the user's, never replaced by prompts.
     """
     return is_written_as(path, _is_prompt_record)
 
@@ -159,15 +166,18 @@ def is_completions_file(path: str | os.PathLike[str]) -> bool:
 
 
 def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:
-    """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line.
+    """Write prompts as JSONL ``{"group", "template", "structure", "text", "written_by": "fairtalk"}``, one a line.
 
-    Text UTF-8 cannot encode (a lone surrogate from a paraphrasing model) becomes U+FFFD.
+    ``written_by`` marks the file as fairtalk's (:func:`is_prompts_file`); :func:`read_prompts`
+    does not need it. Text UTF-8 cannot encode (a lone surrogate from a paraphrasing model) becomes U+FFFD.
     """
     out = Path(path)
+    rows = (
+        {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text, WRITTEN_BY: FAIRTALK}
+        for p in prompts
+    )
     with atomic_writer(out) as handle:
-        write_records(
-            handle, ({"group": p.group, "template": p.template, "structure": p.structure, "text": p.text} for p in prompts)
-        )
+        write_records(handle, rows)
     return out
 
 
