@@ -44,7 +44,9 @@ def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
     data = read_completions(out)
     frame, summary = data.frame, data.summary()
     assert len(frame) == 10 and data.source == "completions"
+    digest = summary.pop("prompts_sha256")  # which prompts were completed (tests/prompts/test_prompts_identity.py)
     assert summary == {"n_records": 10, "n_failed": 0, "n_unlabelled": 10, "n_empty": 0, "n_echo": 0, "n_duplicates": 0}
+    assert len(digest) == 64 and digest == data.data_summary.prompts_sha256
     assert data.data_summary.seeds == (3, 9) and data.data_summary.groups == ("man", "woman")
     assert data.data_summary.n_structures == 2 and data.data_summary.n_texts == 10
     assert set(frame["structure"]) == {"original", "wh_question"} and (frame["label"] == -9).all()

@@ -68,8 +68,10 @@ def test_unlabelled_completions_are_labelled_and_the_scorer_certified(tmp_path) 
         "n_empty": 1,
         "n_echo": 0,
         "n_duplicates": 0,
+        "prompts_sha256": data.data_summary.prompts_sha256,
         "regard": "builtin",
     }
+    assert data.data_summary.prompts_sha256 is not None
 
 
 def test_relabel_analyses_the_same_rows_with_the_scorer_beside_the_given_labels(tmp_path) -> None:

@@ -117,3 +117,34 @@ def test_check_of_predictions_says_what_did_not_join_and_refuses_other_texts(tmp
     assert done.exit_code == 0, done.output
     assert "warning: 20 gold labels without a prediction of the same id (left out); 1 prediction without a gold label" in said
     assert "(100 texts): agreement 1.000" in said
+
+
+def test_regard_label_never_replaces_a_hand_made_id_label_file_and_replaces_its_own(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: a person's gold file of exactly {"id", "label"} (label names) looked like fairtalk's own and was overwritten."""
+    from fairtalk.gold import read_gold
+    from fairtalk.prompts import is_labels_file
+
+    texts = _write(
+        tmp_path / "texts.jsonl", [{"id": i, "text": f"XYZ worked as a doctor {i}", "group": "ab"[i % 2]} for i in range(4)]
+    )
+    hand = tmp_path / "hand.jsonl"
+    _write(hand, [{"id": str(i), "label": "negative"} for i in range(4)])  # hand labels, written the way fairtalk once did
+    before = hand.read_text(encoding="utf-8")
+    label = ["regard", "label", "--input", str(texts), "--regard", "builtin:tfidf", "-o"]
+    done = runner.invoke(app, [*label, str(hand)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "is not a labels file fairtalk wrote" in said and "move it, or give a new path" in said
+    assert hand.read_text(encoding="utf-8") == before and not is_labels_file(hand)
+    mine = tmp_path / "labels.jsonl"
+    assert runner.invoke(app, [*label, str(mine)]).exit_code == 0
+    written = [json.loads(line) for line in mine.read_text().splitlines()]
+    assert {r["annotator"] for r in written} == {"fairtalk:builtin:tfidf"} and is_labels_file(mine)
+    rerun = runner.invoke(app, ["regard", "label", "--input", str(texts), "-o", str(mine), "--regard", "builtin:tfidf"])
+    assert rerun.exit_code == 0, rerun.output  # its own labels it replaces
+    assert [r["id"] for r in read_labels(mine)] == ["0", "1", "2", "3"]  # regard check's reader takes them as before
+    checked = runner.invoke(app, ["regard", "check", "--gold", str(hand), "--predicted", str(mine)])
+    assert checked.exit_code == 0, checked.output
+    gold = read_gold(mine)  # prompts analyze --gold's reader: one regard label per id, the scorer its annotator
+    assert gold.annotators == ("fairtalk:builtin:tfidf",) and len(gold.regard_labels()) == 4
+    other = _write(tmp_path / "other.jsonl", [{"id": "0", "label": "neutral", "annotator": "ana"}])
+    assert not is_labels_file(other)  # a person's annotator: never fairtalk's

@@ -75,8 +75,8 @@ def prompts_paraphrase(
         ...,
         "-o",
         "--output",
-        help="Prompts JSONL to write ({group, template, structure, text}). An existing file is replaced only when it is "
-        "a prompts file fairtalk wrote; never an input.",
+        help='Prompts JSONL to write ({group, template, structure, text, "written_by": "fairtalk"}). An existing file is '
+        "replaced only when it is a prompts file fairtalk wrote (never prompts without that mark); never an input.",
     ),
     groups: str | None = typer.Option(
         None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b]); default: the six groups of the paper."

@@ -25,8 +25,9 @@ def regard_label(
         ...,
         "-o",
         "--output",
-        help='Labels to write: JSONL records {"id", "label"}. An existing file is replaced only when it is a labels file '
-        "fairtalk wrote; never an input.",
+        help='Labels to write: JSONL records {"id", "label", "annotator"}, the annotator "fairtalk:SCORER". An existing '
+        "file is replaced only when it is a labels file fairtalk wrote (never one without that annotator, such as hand "
+        "labels); never an input.",
     ),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
 ) -> None:
@@ -40,7 +41,7 @@ def regard_label(
     if not records:
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
-    write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output)
+    write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output, scorer=regard)
     counts = {
         name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
     }

@@ -57,6 +57,7 @@ _MSG_INSTRUMENT = (
     "the two analyses were not measured alike ({what}): a change in their gaps would mix the generators with the "
     "instrument, so they are not compared; analyse both generators' completions of the same prompts with the same --regard"
 )
+_PROMPTS_DIFFER = "completions of two different sets of prompts, import.prompts_sha256 {base}… and {cand}…"
 WARN_LABELLER_UNKNOWN = (
     "the {which}'s results.json does not say which regard scorer labelled it (no import.regard): that both were "
     "labelled alike is not checked"
@@ -134,7 +135,11 @@ def _prompts_of(found: Mapping[str, Any]) -> str | None:
 
 
 def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[str, Any], Mapping[str, Any]]) -> list[str]:
-    """What differs between the two analyses' instruments: the regard labeller, the prompts, the structures."""
+    """What differs between the two analyses' instruments: the regard labeller, the prompts (their kind, their texts), the structures.
+
+    The prompts' texts are compared where both ``import`` entries hold their ``prompts_sha256``
+    (completions read by this fairtalk); an analysis written before it was kept is not checked.
+    """
     differ = []
     labellers = [f.get("regard") for f in found]
     if None not in labellers and labellers[0] != labellers[1]:
@@ -142,6 +147,9 @@ def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[
     prompts = [_prompts_of(f) for f in found]
     if None not in prompts and prompts[0] != prompts[1]:
         differ.append(f"{prompts[0]} and {prompts[1]}")
+    digests = [f.get("prompts_sha256") for f in found]
+    if None not in digests and digests[0] != digests[1]:
+        differ.append(_PROMPTS_DIFFER.format(base=str(digests[0])[:12], cand=str(digests[1])[:12]))
     only = [sorted(set(a.structure_counts) - set(b.structure_counts)) for a, b in ((base, cand), (cand, base))]
     for which, names in zip(("baseline", "candidate"), only):
         if names:
@@ -317,8 +325,8 @@ def compare_prompt_analyses(
         A folder that is not a prompts analysis (an audit's output mixed with an analysis included).
     SpecError
         The two analyses measured differently: labelled by different regard scorers (``import.regard``),
-        from different prompts (the published outputs and generated completions) or with different
-        structures; no shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
+        from different prompts (the published outputs and generated completions, or completions of
+        two prompts files: ``import.prompts_sha256``) or with different structures; no shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
         different groups, an unknown margin key, a bad ``alpha``.
     """
     if not MIN_ALPHA <= alpha < 1:

@@ -16,11 +16,13 @@ writes into a gold file (:mod:`fairtalk.gold._sample`), which ``prompts analyze 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -51,6 +53,7 @@ __all__ = [
     "is_prompts_file",
     "join_completion",
     "label_completions",
+    "prompts_digest",
     "read_completions",
     "read_prompts",
     "write_prompts",
@@ -124,13 +127,19 @@ class CompletionSummary(Codec):
 
 #: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.
 PROMPT_KEYS = ("group", "template", "structure", "text")
+#: The key and value :func:`write_prompts` adds to each record: they tell its prompts from a person's file of the four keys.
+WRITTEN_BY, FAIRTALK = "written_by", "fairtalk"
 COMPLETION_KEYS = ("group", "template", "structure", "seed", "prompt")
 #: Every key :func:`generate_completions` writes into a record (``error``: a failed item's).
 _WRITTEN_COMPLETION_KEYS = frozenset((*COMPLETION_KEYS, "kind", "completion", "text", "error"))
 
 
 def _is_prompt_record(record: Mapping[str, Any]) -> bool:
-    return record.keys() == set(PROMPT_KEYS) and all(isinstance(record[key], str) for key in PROMPT_KEYS)
+    return (
+        record.keys() == {*PROMPT_KEYS, WRITTEN_BY}
+        and record[WRITTEN_BY] == FAIRTALK
+        and all(isinstance(record[key], str) for key in PROMPT_KEYS)
+    )
 
 
 def _is_completion_record(record: Mapping[str, Any]) -> bool:
@@ -140,8 +149,9 @@ def _is_completion_record(record: Mapping[str, Any]) -> bool:
 def is_prompts_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a prompts JSONL as :func:`write_prompts` writes them: every record has their keys, and no other.
 
-    A completions file (its records have a seed, a completion) or any file with a key more is
-    the user's, never replaced by prompts.
+    A completions file (its records have a seed, a completion), any file with a key more, and
+    one whose records lack ``"written_by": "fairtalk"`` (prompts written by hand, or by a
+    fairtalk that did not yet mark them) is the user's, never replaced by prompts.
     """
     return is_written_as(path, _is_prompt_record)
 
@@ -156,15 +166,18 @@ def is_completions_file(path: str | os.PathLike[str]) -> bool:
 
 
 def write_prompts(prompts: Sequence[Prompt], path: str | os.PathLike[str]) -> Path:
-    """Write prompts as JSONL ``{"group", "template", "structure", "text"}``, one a line.
+    """Write prompts as JSONL ``{"group", "template", "structure", "text", "written_by": "fairtalk"}``, one a line.
 
-    Text UTF-8 cannot encode (a lone surrogate from a paraphrasing model) becomes U+FFFD.
+    ``written_by`` marks the file as fairtalk's (:func:`is_prompts_file`); :func:`read_prompts`
+    does not need it. Text UTF-8 cannot encode (a lone surrogate from a paraphrasing model) becomes U+FFFD.
     """
     out = Path(path)
+    rows = (
+        {"group": p.group, "template": p.template, "structure": p.structure, "text": p.text, WRITTEN_BY: FAIRTALK}
+        for p in prompts
+    )
     with atomic_writer(out) as handle:
-        write_records(
-            handle, ({"group": p.group, "template": p.template, "structure": p.structure, "text": p.text} for p in prompts)
-        )
+        write_records(handle, rows)
     return out
 
 
@@ -392,7 +405,8 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     (never labelled as the string "None"). A record (not a failed one) repeating an earlier one's (group, template,
     structure, seed) is skipped and counted in ``excluded["duplicate"]`` when it is an identical
     copy, and an error naming both lines otherwise. ``summary()`` gives the counts as ``n_records``,
-    ``n_failed``, ``n_unlabelled``, ``n_empty``, ``n_echo`` and ``n_duplicates``.
+    ``n_failed``, ``n_unlabelled``, ``n_empty``, ``n_echo`` and ``n_duplicates``; ``prompts_sha256``
+    identifies the prompts completed (:func:`prompts_digest`; None when a record has no ``prompt``).
 
     Returns
     -------
@@ -413,8 +427,10 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     ids: set[str] = set()
     seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]] = {}
     failed_by_group: Counter[str] = Counter()  # by the failed record's group ("" where it names none)
+    prompts: set[tuple[str, ...]] | None = set()  # what was completed, failed items too; None: a record names no prompt
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
+        prompts = _with_prompt(prompts, record)
         failed = record.get("text") is None and "error" in record
         if not failed and _is_copy(record, number, path, seen):  # an identical copy of an earlier line: counted, skipped
             summary["n_duplicate"] += 1
@@ -451,9 +467,37 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         },
         alignment_checked="none",
         failed_by_group={g: n for g, n in sorted(failed_by_group.items()) if g},
+        prompts_sha256=None if prompts is None else prompts_digest(prompts),
         **summarise_frame(frame),
     )
     return PromptData(frame=frame, source="completions", data_summary=data_summary)
+
+
+def _with_prompt(prompts: set[tuple[str, ...]] | None, record: Mapping[str, Any]) -> set[tuple[str, ...]] | None:
+    """``prompts`` with the record's (group, template, structure, prompt); None once a record has no prompt text."""
+    if prompts is None or not isinstance(record.get("prompt"), str):
+        return None
+    prompts.add(tuple(str(record.get(name)) for name in (*PROMPT_KEYS[:3], "prompt")))
+    return prompts
+
+
+def prompts_digest(prompts: Iterable[Sequence[str]]) -> str:
+    """The sha256 that identifies a set of prompts: of its distinct (group, template, structure, text), in sorted order.
+
+    The order and repetition of the prompts (one per seed in a completions file) do not enter it,
+    so two generators' completions of one prompts file have the same digest, and completions of
+    another prompts file (another text for a structure, another template) a different one.
+
+    Examples
+    --------
+    >>> one = [("man", "worked as", "original", "The man worked as")]
+    >>> prompts_digest(one * 2) == prompts_digest(one)
+    True
+    >>> prompts_digest(one) == prompts_digest([("man", "worked as", "original", "The man had a job as")])
+    False
+    """
+    lines = sorted({json.dumps(list(p), ensure_ascii=True) for p in prompts})
+    return hashlib.sha256("\n".join(lines).encode("ascii")).hexdigest()
 
 
 def _is_copy(

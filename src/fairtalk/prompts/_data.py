@@ -36,6 +36,10 @@ class DataSummary:
     ``labels_from`` names who made the labels that came with the data, where the reader knows
     (the published outputs: Sheng et al.'s classifier). ``excluded["duplicate"]`` counts identical
     copies of an earlier completion (same group, template, structure and seed), skipped.
+    ``prompts_sha256`` identifies the prompts a completions file completed: the sha256 of its
+    distinct (group, template, structure, prompt) records (:func:`~fairtalk.prompts._completions.prompts_digest`);
+    None where a record names no prompt text, or for another source. Two analyses of completions
+    of different prompts are not compared (:func:`~fairtalk.compare._prompts.compare_prompt_analyses`).
     """
 
     source: Source
@@ -53,6 +57,7 @@ class DataSummary:
     relabelled_with: str | None = None
     labels_from: str | None = None
     failed_by_group: Mapping[str, int] = field(default_factory=lambda: _EMPTY)
+    prompts_sha256: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "excluded", _frozen(self.excluded))
@@ -92,6 +97,8 @@ class DataSummary:
             }
             if self.failed_by_group:
                 out["n_failed_by_group"] = dict(self.failed_by_group)
+            if self.prompts_sha256 is not None:
+                out["prompts_sha256"] = self.prompts_sha256
         else:
             out = {"n_rows": self.n_records, "n_unlabelled": self.n_unlabelled}
         if self.labelled_with is not None or self.labels_from is not None:

@@ -7,7 +7,8 @@ matters for a bias audit is whether the scorer's *group gaps* match the gold gap
 that is 60% accurate but over-calls one group negative manufactures a gap.
 
 Gold and predicted records are ``{"id", "label"}`` (label ``negative|neutral|positive|other``,
-or -1/0/1/2); gold may add ``"text"`` (to be labelled by a scorer) and ``"group"``.
+or -1/0/1/2); gold may add ``"text"`` (to be labelled by a scorer) and ``"group"``. Other keys
+(``"annotator"``, which :func:`write_labels` writes) are not read.
 """
 
 from __future__ import annotations
@@ -38,7 +39,10 @@ __all__ = [
 
 LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
 #: The keys of every record :func:`write_labels` writes, and of none other.
-_LABELS_KEYS = frozenset(("id", "label"))
+_LABELS_KEYS = frozenset(("id", "label", "annotator"))
+#: The ``annotator`` of machine labels: ``fairtalk`` and, after a colon, the scorer that labelled (``fairtalk:builtin``).
+#: It tells fairtalk's own labels from a person's ``{"id", "label"}`` file, which :func:`is_labels_file` never claims.
+MACHINE_ANNOTATOR = "fairtalk"
 _VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
 _MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
 _MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
@@ -243,13 +247,25 @@ def check_labels(
     )
 
 
-def is_labels_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them: every record ``{"id", "label"}``, a label name.
+def _is_machine_label(record: Mapping[str, Any]) -> bool:
+    annotator = record.get("annotator")
+    return (
+        record.keys() == _LABELS_KEYS
+        and record["label"] in LABEL_NAMES
+        and isinstance(annotator, str)
+        and (annotator == MACHINE_ANNOTATOR or annotator.startswith(f"{MACHINE_ANNOTATOR}:"))
+    )
 
-    A file with any other key (a text, an annotator: hand labels, a gold file) or a label
-    :func:`write_labels` never writes (-1, 1) is the user's, never replaced by machine labels.
+
+def is_labels_file(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them: every record ``{"id", "label", "annotator"}``.
+
+    Each label is a name and each annotator fairtalk's (:data:`MACHINE_ANNOTATOR`). A file with
+    any other key (a text, a note: a gold file), another annotator, a label :func:`write_labels`
+    never writes (-1, 1), or no annotator at all (a person's ``{"id", "label"}`` file, or labels
+    of a fairtalk that did not yet name itself) is the user's, never replaced by machine labels.
     """
-    return is_written_as(path, lambda record: record.keys() == _LABELS_KEYS and record["label"] in LABEL_NAMES)
+    return is_written_as(path, _is_machine_label)
 
 
 def is_regard_check(path: str | os.PathLike[str]) -> bool:
@@ -257,16 +273,23 @@ def is_regard_check(path: str | os.PathLike[str]) -> bool:
     return is_json_of(path, ("n", "agreement", "macro_f1", "f1", "confusion"))
 
 
-def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str]) -> None:
-    """Write ``{"id", "label"}`` JSONL (label names), atomically: the file is whole or untouched."""
+def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *, scorer: str | None = None) -> None:
+    """Write machine labels as ``{"id", "label", "annotator"}`` JSONL (label names), atomically: the file is whole or untouched.
+
+    ``annotator`` is :data:`MACHINE_ANNOTATOR`, with ``:SCORER`` when ``scorer`` names the one
+    that labelled (``fairtalk:builtin``): readers of labels (``regard check``, a gold file's
+    reader) take it as the labels' annotator, and :func:`is_labels_file` tells the file from a
+    person's by it.
+    """
     from fairtalk._jsonl import write_records
     from fairtalk.files import atomic_writer
 
+    annotator = MACHINE_ANNOTATOR if scorer is None else f"{MACHINE_ANNOTATOR}:{scorer}"
     rows = []
     for record in records:
         value = label_value(record["label"])
         if value is None:
             raise InputError(f"not a regard label: {record['label']!r}")
-        rows.append({"id": record["id"], "label": LABEL_NAMES[value + 1]})
+        rows.append({"id": record["id"], "label": LABEL_NAMES[value + 1], "annotator": annotator})
     with atomic_writer(path) as handle:
         write_records(handle, rows)
