@@ -94,13 +94,15 @@ class KeyDecision:
     """One decision of a gate: a primary key on an axis passed or failed, and why in one line.
 
     A whole-run failure (nothing to check, an axis left out) has ``key`` None, and ``axis`` None
-    when it concerns no one axis.
+    when it concerns no one axis. ``on`` names what an axis' failure rests on where it is not a key:
+    ``"lost"`` (its lost answers) or ``"empty"`` (its empty answers); None otherwise.
     """
 
     axis: str | None
     key: str | None
     passed: bool
     reason: str
+    on: str | None = None
 
     @property
     def name(self) -> str:
@@ -232,17 +234,18 @@ def _on_losses(
     result written before it was recorded), pairs, and a failure says so.
     """
     what = f"{axis}: {'empty answers' if empty else 'answers lost'} on {losses.describe()}"
+    on = "empty" if empty else "lost"
     if empty and losses.n_asked and losses.both == losses.n_asked:
-        return KeyDecision(axis, None, False, f"every answer on {axis} was empty: there is nothing to judge ({what})")
+        return KeyDecision(axis, None, False, f"every answer on {axis} was empty: there is nothing to judge ({what})", on)
     noun = "empty answers" if empty else "losses"
     if losses.unknown:
-        return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)")
+        return KeyDecision(axis, None, False, f"{what}: which side was lost is not recorded (rerun the audit)", on)
     a, b, clusters = losses.flags()
     if clustered and clusters is None:
         what += f" (pairs as units: the dialogues of the {'empty' if empty else 'lost'} pairs were not recorded)"
     if gate is Gate.FAIL_ON_BIAS:
         differ = _losses_differ(a, b, clusters, alpha, noun)
-        return None if differ is None else KeyDecision(axis, None, False, f"{what}: {differ}")
+        return None if differ is None else KeyDecision(axis, None, False, f"{what}: {differ}", on)
     deff = 1.0 if clusters is None else max(1.0, design_effect(a, b, clusters) or 1.0)
     shown = rate_equivalence(a, b, margin=LOSS_MARGIN, alpha=alpha, clusters=clusters, design_effect=deff)
     if shown.equivalent:
@@ -253,6 +256,7 @@ def _on_losses(
         None,
         False,
         f"{what}: not shown balanced within ±{LOSS_MARGIN * 100:g} pp (TOST p {_number(shown.p)}{units})",
+        on,
     )
 
 

@@ -40,13 +40,6 @@ def loss_counts(result: AuditResult) -> dict[str, int]:
 
 
 def failed_on_losses(outcome: GateOutcome, axis: str) -> tuple[bool, bool]:
-    """Whether ``outcome`` failed ``axis`` on its lost answers, and on its empty answers.
-
-    The gate states such a failure as a whole-axis failure (no key) whose reason opens with what
-    it concerns: ``AXIS: answers lost on …``, ``AXIS: empty answers on …`` or ``every answer on
-    AXIS was empty …``.
-    """
-    reasons = [d.reason for d in outcome.run_failures if d.axis == axis]
-    lost = any(r.startswith(f"{axis}: answers lost on ") for r in reasons)
-    empty = any(r.startswith((f"{axis}: empty answers on ", f"every answer on {axis} was empty")) for r in reasons)
-    return lost, empty
+    """Whether ``outcome`` failed ``axis`` on its lost answers, and on its empty answers (its decisions' ``on``)."""
+    on = {d.on for d in outcome.run_failures if d.axis == axis}
+    return "lost" in on, "empty" in on
