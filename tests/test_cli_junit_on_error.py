@@ -82,6 +82,18 @@ def test_an_audit_stopped_by_a_model_error_replaces_the_earlier_pass_with_its_er
     _passed(toys, tmp_path, junit)
 
 
+def test_an_error_after_the_audit_wrote_its_own_file_replaces_that_too(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """``audit --baseline-model`` (no --fail-if-worse) writes the audit's JUnit file, then audits the baseline: when
+    that stops on an error, the command exits 2 and its file says so, not the audit's pass."""
+    corpus, models = toys
+    junit = tmp_path / "sa.xml"
+    baseline = ["--baseline-model", f"python:{tmp_path / 'boom.py'}:boom", "--fail-on-bias"]
+    done = runner.invoke(app, _audit(corpus, f"python:{models}:fair", tmp_path / "run", junit, *baseline))
+    assert done.exit_code == 2, done.output
+    assert (tmp_path / "run" / "index.html").is_file()  # the audit itself was written
+    assert "kaboom" in (_error(junit).text or "")
+
+
 def test_an_error_file_is_written_where_there_was_none(toys: tuple[Path, Path], tmp_path: Path) -> None:
     corpus, _ = toys
     junit = tmp_path / "ci" / "new.xml"

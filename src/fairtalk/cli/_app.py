@@ -125,11 +125,14 @@ def add_output_options(command: Command) -> None:
             json_mode(bool(json_param and kwargs.get(json_param))),
             output_scope(),  # the outputs its checks lock stay locked until it ends
         ):
+            _JUNIT.clear()
             try:
                 return body(*args, **kwargs)
             except BaseException as exc:  # its --junit FILE records how it stopped (the file is still locked here)
                 _junit_on_stop(exc, f"fairtalk {command.name}")
                 raise
+            finally:
+                _JUNIT.clear()
 
     command.callback = run
     command._fairtalk_output = True  # type: ignore[attr-defined]
@@ -475,7 +478,7 @@ def _stop_line(exc: BaseException) -> tuple[str, str] | None:
         return "error", said or f"error: fairtalk exited {code}"
     if isinstance(exc, FairtalkError):
         return "error", f"error: {terminal_safe(exc)}"
-    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C or SIGTERM once the main output was written (when_interrupted)
+    if isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "Abort":  # Ctrl-C, SIGTERM (or in a prompt)
         note = _ON_INTERRUPT[0][0] if _ON_INTERRUPT else ""
         return "interrupted", f"interrupted {note}".strip()
     if isinstance(exc, BrokenPipeError):
