@@ -180,19 +180,57 @@ def test_a_gate_given_in_extra_args_is_the_one_the_summary_and_the_error_name(wo
     assert "Gate `fail-on-bias` (given in `extra-args`): passed." in ran.summary
 
 
-def test_a_gate_input_and_another_in_extra_args_are_both_named(workspace: Path) -> None:
-    """20 pairs of a fair model show no equivalence: the gates in force are both named, in the summary and the error."""
+def test_a_gate_input_and_another_in_extra_args_are_both_named_each_with_its_outcome(workspace: Path) -> None:
+    """20 pairs of a fair model show no difference and no equivalence: both gates are named, each with its own outcome.
+
+    Review finding: the summary said both had failed, and the error "one or more of the gates …".
+    """
     extra = {"extra-args": f"{SMALL} --fail-unless-equivalent"}
     ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", **extra)
     assert (ran.code, ran.failed_step) == (1, "Gate")
-    assert "Gates `fail-on-bias` and `fail-unless-equivalent`: **failed**." in ran.summary
-    assert "::error::fairtalk: one or more of the gates fail-on-bias fail-unless-equivalent failed" in ran.logs["Gate"]
+    assert "Gates `fail-on-bias`: passed; `fail-unless-equivalent` (given in `extra-args`): **failed**." in ran.summary
+    assert "::error::fairtalk: the gate fail-unless-equivalent failed" in ran.logs["Gate"]
+    assert "fail-on-bias" not in ran.logs["Gate"]
+
+
+def test_extra_args_over_several_lines_are_all_passed_and_a_gate_on_the_second_is_in_force(workspace: Path) -> None:
+    """Review finding (the gate failed open): `read -r -a` read the first line of a YAML block `extra-args: |` only,
+    so `--fail-on-bias` on its second line was dropped and a biased model passed with exit code 0."""
+    extra = {"extra-args": "--measures offense,length\n  --resamples 200\n--fail-on-bias\n"}
+    ran = run_action(workspace, model="python:bots.py:biased", axes="gender", pairs="20", gate="none", **extra)
+    assert (ran.code, ran.failed_step) == (1, "Gate")
+    assert ran.outputs["audit"]["exit-code"] == "1"
+    assert "Gate `fail-on-bias` (given in `extra-args`): **failed**." in ran.summary
+    assert "::error::fairtalk: the gate fail-on-bias failed" in ran.logs["Gate"]
+    assert "Offense Rate" in ran.summary and "Length" in ran.summary  # line 1's --measures reached the audit too
+    assert "Sentiment" not in ran.summary
+
+
+def test_a_fail_if_worse_gate_in_extra_args_is_named_with_its_outcome_and_not_blamed_on_another(workspace: Path) -> None:
+    """Review finding: with `--baseline-model … --fail-if-worse` in extra-args fairtalk said "Gate fail-on-bias:
+    passed" and "Gate fail-if-worse: FAILED", and the Action "Gate `fail-on-bias`: **failed**" (and with `gate:
+    none`, "No gate"): the gates and their outcomes are fairtalk's own now."""
+    (workspace / "other.py").write_text('def fair(text):\n    return "that is lovely, i am so glad for you"\n')
+    extra = f"{SMALL} --baseline-model python:other.py:fair --fail-if-worse"
+    ran = run_action(workspace, model="python:bots.py:fair", axes="gender", pairs="20", **{"extra-args": extra})
+    assert (ran.code, ran.failed_step) == (1, "Gate")
+    assert "Gates `fail-on-bias`: passed; `fail-if-worse` (given in `extra-args`): **failed**." in ran.summary
+    assert "::error::fairtalk: the gate fail-if-worse failed" in ran.logs["Gate"]
+    assert "fail-on-bias" not in ran.logs["Gate"]
+    again = workspace / "gate-none"  # a job summary of its own
+    again.mkdir()
+    for name in ("bots.py", "other.py"):
+        (again / name).write_text((workspace / name).read_text())
+    ran = run_action(again, model="python:bots.py:fair", axes="gender", pairs="20", gate="none", **{"extra-args": extra})
+    assert (ran.code, ran.failed_step) == (1, "Gate")
+    assert "Gate `fail-if-worse` (given in `extra-args`): **failed**." in ran.summary
+    assert "No gate" not in ran.summary and "fail-on-bias" not in ran.summary
 
 
 def test_an_unknown_gate_stops_before_the_audit(workspace: Path) -> None:
     ran = run_action(workspace, model="python:bots.py:fair", gate="fail-sometimes")
     assert (ran.code, ran.failed_step) == (2, "audit")
-    assert "Gate `fail-sometimes`: not reached (fairtalk audit exited 2). No report was written." in ran.summary
+    assert "No gate was reached: fairtalk audit exited 2. No report was written." in ran.summary
     assert "unknown gate 'fail-sometimes'" in ran.summary  # the error itself, not a pointer to an artifact
     assert "artifact" not in ran.summary
     assert not (workspace / "fairtalk-report").exists()
@@ -202,7 +240,7 @@ def test_an_audit_that_stops_on_an_error_shows_the_error_in_the_job_summary(work
     """Issue 41: on exit 2 the summary said "the full report is the artifact" when there was none, and not why."""
     ran = run_action(workspace, model="python:no_such_bots.py:fair", axes="gender", pairs="20", **{"extra-args": SMALL})
     assert (ran.code, ran.failed_step) == (2, "audit")
-    assert "not reached (fairtalk audit exited 2). No report was written." in ran.summary
+    assert "No gate was reached: fairtalk audit exited 2. No report was written." in ran.summary
     assert "```text\nerror:" in ran.summary and "no_such_bots.py" in ran.summary
     assert "artifact" not in ran.summary
 

@@ -53,6 +53,7 @@ __all__ = [
     "is_quiet",
     "json_mode",
     "json_output",
+    "junit_on_error",
     "lexicon_inputs",
     "main",
     "print_json",
@@ -124,7 +125,14 @@ def add_output_options(command: Command) -> None:
             json_mode(bool(json_param and kwargs.get(json_param))),
             output_scope(),  # the outputs its checks lock stay locked until it ends
         ):
-            return body(*args, **kwargs)
+            _JUNIT.clear()
+            try:
+                return body(*args, **kwargs)
+            except BaseException as exc:  # its --junit FILE records how it stopped (the file is still locked here)
+                _junit_on_stop(exc, f"fairtalk {command.name}")
+                raise
+            finally:
+                _JUNIT.clear()
 
     command.callback = run
     command._fairtalk_output = True  # type: ignore[attr-defined]
@@ -147,6 +155,8 @@ class _Commands(TyperGroup):
 
     def invoke(self, ctx: Context) -> Any:
         _ON_INTERRUPT.clear()
+        _JUNIT.clear()
+        _LAST_STOP.clear()
         try:
             return super().invoke(ctx)
         except FairtalkError as exc:
@@ -377,6 +387,7 @@ def print_json(document: object) -> None:
 
 def fail(error: FairtalkError | str) -> NoReturn:
     """Print ``error: <message>`` on stderr (control sequences removed) and exit 2."""
+    _LAST_STOP[:] = [f"error: {terminal_safe(error)}"]
     err_console.print("error: ", style="bold red", end="", markup=False, highlight=False)
     err_console.print(terminal_safe(error), markup=False, highlight=False, soft_wrap=True)
     raise typer.Exit(code=EXIT_USAGE)
@@ -396,6 +407,7 @@ def interrupted(store: object = None, *, note: str | None = None, keep: Iterable
         where = "; no answer had been generated yet"
     else:
         where = f"; the answers so far are kept in {store}: re-run the same command to resume"
+    _LAST_STOP[:] = [f"interrupted{where}"]
     say(f"interrupted{where}", style="yellow", stderr=True, keep=[*keep, *([] if store is None else [str(store)])])
     raise typer.Exit(code=EXIT_INTERRUPTED)
 
@@ -428,6 +440,79 @@ def until_written(note: str, *, keep: Iterable[object] = ()) -> None:
     ``keep``: the paths ``note`` names, each kept on one line.
     """
     _ON_INTERRUPT[:] = [(note, [*(str(k) for k in keep), *command_paths()])]
+
+
+#: The running command's ``--junit FILE`` once its check passed, and the JUnit root's name (:func:`junit_on_error`).
+_JUNIT: list[tuple[str, str]] = []
+#: The line :func:`fail` or :func:`interrupted` printed last (what the command's ``--junit FILE`` then records).
+_LAST_STOP: list[str] = []
+_MSG_JUNIT_KEPT = (
+    "warning: the JUnit file {path} could not be replaced by one recording this stop ({reason}); "
+    "it may show an earlier run: do not trust it"
+)
+
+
+def junit_on_error(path: str, *, name: str = "fairtalk") -> None:
+    """From now on, should the command stop on an error or be interrupted, ``path`` records that, not an earlier run.
+
+    Called once ``--junit FILE`` passed its check (a new file, or a JUnit file fairtalk wrote;
+    never an input nor another output). A command that then ends with exit 2 (a usage or input
+    error), an internal error (exit 3) or an interruption (exit 130, Ctrl-C or SIGTERM) leaves at
+    ``path`` a JUnit file of one testcase in error holding the line it stopped with
+    (:func:`fairtalk.report.error_junit_xml`, its root named ``name``), even when it had written
+    its own: so a CI report shows the run errored, never the pass of the run before. One whose
+    gate decided (exit 0 or 1) keeps the file it wrote.
+    """
+    _JUNIT[:] = [(path, name)]
+
+
+def _stop_line(exc: BaseException) -> tuple[str, str] | None:
+    """How a command stopped: (the error's kind, its line); None when it ended on its gate's decision (exit 0 or 1)."""
+    code = exc.code if isinstance(exc, SystemExit) else getattr(exc, "exit_code", None)
+    said = _LAST_STOP[0] if _LAST_STOP else None
+    if isinstance(code, int) or code is None and isinstance(exc, SystemExit):
+        if code in (None, 0, EXIT_BIAS):
+            return None
+        if code == EXIT_INTERRUPTED:
+            return "interrupted", said or "interrupted"
+        return "error", said or f"error: fairtalk exited {code}"
+    if isinstance(exc, FairtalkError):
+        return "error", f"error: {terminal_safe(exc)}"
+    if isinstance(exc, KeyboardInterrupt) or type(exc).__name__ == "Abort":  # Ctrl-C, SIGTERM (or in a prompt)
+        note = _ON_INTERRUPT[0][0] if _ON_INTERRUPT else ""
+        return "interrupted", f"interrupted {note}".strip()
+    if isinstance(exc, BrokenPipeError):
+        return "error", "stopped: its standard output was closed before the command ended"
+    return "internal error", f"internal error: {type(exc).__name__}: {terminal_safe(exc)}"
+
+
+def _junit_on_stop(exc: BaseException, command: str) -> None:
+    """The ``--junit FILE`` of :func:`junit_on_error`, when ``exc`` stopped the command: a JUnit file of that error.
+
+    Written only where the file is still absent, empty or fairtalk's JUnit file (never anything
+    else found there meanwhile); when it cannot be written, fairtalk's stale file is removed, and
+    a warning says so when neither can be done.
+    """
+    from fairtalk.files import write_text_atomic
+    from fairtalk.report import error_junit_xml, is_junit_file
+
+    stopped = _stop_line(exc) if _JUNIT else None
+    if stopped is None:
+        return
+    (path, name), kind = _JUNIT.pop(), stopped[0]
+    target = Path(path)
+    try:
+        if os.path.lexists(target) and not is_junit_file(target) and not (target.is_file() and not target.stat().st_size):
+            return  # not fairtalk's (any more): never touched
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_text_atomic(target, error_junit_xml(stopped[1], command=command, kind=kind, name=name))
+    except OSError as exc_write:
+        try:
+            if is_junit_file(target):
+                target.unlink()
+        except OSError:
+            reason = exc_write.strerror or type(exc_write).__name__
+            say(_MSG_JUNIT_KEPT.format(path=path, reason=reason), style="yellow", stderr=True, keep=[path])
 
 
 def lexicon_inputs(lexicons: Iterable[Lexicon], option: str) -> dict[str, str]:

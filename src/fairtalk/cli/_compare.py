@@ -71,7 +71,9 @@ def compare(
         None,
         "--junit",
         help="Also write a JUnit XML file: a testcase per key, failing where --fail-if-worse would. An existing FILE is "
-        "replaced only when it is a JUnit file fairtalk wrote; never inside BASELINE or CANDIDATE, nor a file of -o. With "
+        "replaced only when it is a JUnit file fairtalk wrote; never inside BASELINE or CANDIDATE, nor a file of -o. A "
+        "comparison that stops on an error (exit 2 or 3) or is interrupted (130) once FILE was checked leaves in it one "
+        "testcase in error, never an earlier run's pass. With "
         "$GITHUB_STEP_SUMMARY set, the findings and the table are appended to the job summary (with or without --junit; "
         "best effort: a summary that cannot be appended is a warning, and the exit code stays the gate's).",
     ),
@@ -93,7 +95,7 @@ def compare(
         if output:  # '' is refused by check_report_folder, by name
             _check_output_outside(output, inputs)
             check_report_folder(output, inputs, names=MODEL_COMPARISON_FILES.values(), kind="comparison")
-        check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
+        check_junit(junit, inputs=inputs, outputs=outputs, folder=output, name="fairtalk.compare")
         axes = None if axis is None else [a.strip() for a in axis.split(",") if a.strip()]
         if axes == []:
             raise SpecError(_MSG_NO_AXIS)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from fairtalk.cli._app import check_output_file, info, say
+from fairtalk.cli._app import check_output_file, info, junit_on_error, say
 from fairtalk.options import SCORE_FIELDS
 
 if TYPE_CHECKING:
@@ -30,7 +30,9 @@ JUNIT = typer.Option(
     "fails (with --fail-on-bias and --fail-unless-equivalent both given, where either fails, the failure typed by "
     "its gate; with none given, the testcases follow --fail-on-bias's rule and the exit code does not depend on "
     "them). An existing FILE is replaced only when it "
-    "is a JUnit file fairtalk wrote; never an input or another file of the run. With $GITHUB_STEP_SUMMARY set, "
+    "is a JUnit file fairtalk wrote; never an input or another file of the run. A run that stops on an error "
+    "(exit 2 or 3) or is interrupted (130) once FILE was checked leaves in it one testcase in error, never an "
+    "earlier run's pass. With $GITHUB_STEP_SUMMARY set, "
     "the findings and tables are appended to the job summary too (best effort: a summary that cannot be appended "
     "is a warning, and the exit code stays the gate's).",
 )
@@ -299,11 +301,20 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     return 0 if all(o.passed for o in outcomes) else 1
 
 
-def check_junit(junit: str | None, *, inputs: Mapping[str, object], outputs: Mapping[str, object], folder: str | None) -> None:
+def check_junit(
+    junit: str | None,
+    *,
+    inputs: Mapping[str, object],
+    outputs: Mapping[str, object],
+    folder: str | None,
+    name: str = "fairtalk",
+) -> None:
     """``--junit FILE``, before any work: a new file or a JUnit file fairtalk wrote, never an input or another output of the run.
 
     ``outputs`` are the files and folders the run writes (it may be inside none of them), ``folder``
-    the output folder they are in (``-o``): the JUnit file may sit in it, but not be it.
+    the output folder they are in (``-o``): the JUnit file may sit in it, but not be it. Once it
+    passed, a stop on an error or an interruption leaves FILE recording it (:func:`junit_on_error`,
+    the JUnit root named ``name``), never an earlier run's pass.
     """
     from fairtalk.errors import OutputError
     from fairtalk.files import same_file
@@ -314,6 +325,7 @@ def check_junit(junit: str | None, *, inputs: Mapping[str, object], outputs: Map
     if folder is not None and same_file(junit, folder):
         raise OutputError(_MSG_JUNIT_FOLDER.format(path=junit))
     check_output_file(junit, option="--junit", what="JUnit file", ours=is_junit_file, inputs=inputs, outputs=outputs)
+    junit_on_error(junit, name=name)
 
 
 def write_ci_files(

@@ -50,7 +50,14 @@ from fairtalk.report._index import (
     write_run,
 )
 from fairtalk.report._json_report import render_json
-from fairtalk.report._junit import comparison_step_summary, is_junit_file, junit_xml, step_summary, write_junit
+from fairtalk.report._junit import (
+    comparison_step_summary,
+    error_junit_xml,
+    is_junit_file,
+    junit_xml,
+    step_summary,
+    write_junit,
+)
 from fairtalk.report._labelled import labelled_lines
 from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import COMPARISON_FILES as MODEL_COMPARISON_FILES
@@ -112,6 +119,7 @@ __all__ = [
     "step_summary",
     "write_junit",
     "is_junit_file",
+    "error_junit_xml",
     "COMPARISON_FILES",
     "PLANTED_FILES",
     "write_planted_report",

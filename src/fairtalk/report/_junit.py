@@ -19,6 +19,7 @@ or empty answers carries their counts as its testsuite's properties (``lost_answ
 from __future__ import annotations
 
 import os
+import re
 import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,7 +32,15 @@ from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._table import decided_by, format_p, gate_amount, is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult, ModelComparison, PairLosses
 
-__all__ = ["comparison_junit_xml", "comparison_step_summary", "is_junit_file", "junit_xml", "step_summary", "write_junit"]
+__all__ = [
+    "comparison_junit_xml",
+    "comparison_step_summary",
+    "error_junit_xml",
+    "is_junit_file",
+    "junit_xml",
+    "step_summary",
+    "write_junit",
+]
 
 #: One gate or several (``--fail-on-bias`` and ``--fail-unless-equivalent`` given together).
 Gates = Gate | str | Sequence[Gate | str]
@@ -288,6 +297,33 @@ def comparison_junit_xml(comparison: ModelComparison, *, name: str = "fairtalk.c
     """The JUnit XML of a comparison: a testcase per key, failing where ``--fail-if-worse``'s decision on it failed."""
     suites = ET.Element("testsuites", name=name)
     return _document(suites, *_comparison_suites(suites, comparison, name))
+
+
+#: Characters XML 1.0 cannot hold (an error line may quote what a model or a file gave): each becomes U+FFFD.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def error_junit_xml(message: str, *, command: str, kind: str = "error", name: str = "fairtalk") -> str:
+    """The JUnit XML of a command that stopped before its gates decided: one testcase in error, holding ``message``.
+
+    What ``--junit FILE`` holds when the command ends on an error (a usage or input error, an
+    internal error) or is interrupted, so a CI report shows the run errored, never an earlier
+    run's pass. ``command`` names the testcase (``fairtalk audit``), ``kind`` types the error
+    (``error``, ``internal error``, ``interrupted``), ``name`` the root (``fairtalk``,
+    ``fairtalk.compare``); the testsuite is ``NAME.run``.
+
+    Examples
+    --------
+    >>> text = error_junit_xml("error: no such file: bot.py", command="fairtalk audit")
+    >>> 'errors="1"' in text and 'failures="0"' in text and "<error " in text
+    True
+    """
+    text = _NOT_XML.sub("\ufffd", message.strip()) or kind
+    suites = ET.Element("testsuites", name=name, errors="1")
+    suite = ET.SubElement(suites, "testsuite", name=f"{name}.run", tests="1", failures="0", errors="1", skipped="0")
+    case = ET.SubElement(suite, "testcase", classname=f"{name}.run", name=command)
+    ET.SubElement(case, "error", message=text.splitlines()[0], type=kind).text = text
+    return _document(suites, 1, 0)
 
 
 def write_junit(
