@@ -269,7 +269,7 @@ def audit(  # noqa: C901, PLR0915
         raise _with_rerun(exc, ctx, store_path) from exc
     except KeyboardInterrupt:
         interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
-    when_interrupted(f"the run was written in {output}", _missing(junit, baseline_model), store_path, keep=[output])
+    when_interrupted(f"the run was written in {output}", _missing(baseline_model), store_path, keep=[output])
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
     document = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}} if json_out else {}
     if json_out and baseline_model is None:  # with a baseline, one document holds the comparison too: printed after it
@@ -389,9 +389,9 @@ def _command_without(ctx: typer.Context, left_out: str) -> str:
     return shlex.join(words)
 
 
-def _missing(junit: str | None, baseline_model: str | None) -> list[str | None]:
+def _missing(baseline_model: str | None) -> list[str | None]:
     """What ``audit`` writes after its run, named for the line Ctrl-C prints then."""
-    return [*ci_outputs(junit), None if baseline_model is None else "the baseline's audit and the comparison"]
+    return [*ci_outputs(), None if baseline_model is None else "the baseline's audit and the comparison"]
 
 
 def _audited(n_pairs: int, result: AuditResult) -> str:

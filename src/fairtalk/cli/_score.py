@@ -194,7 +194,7 @@ def score(
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
         interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
-    when_interrupted(f"the report was written in {output}", ci_outputs(junit), keep=[output])
+    when_interrupted(f"the report was written in {output}", ci_outputs(), keep=[output])
     if json_out:
         from fairtalk.results import versioned
 

@@ -153,12 +153,13 @@ def parse_margins(given: Sequence[str] | None) -> dict[str, float]:
     return out
 
 
-def ci_outputs(junit: str | None) -> list[str | None]:
-    """What :func:`write_ci_files` writes after a command's report (None where it writes nothing), named for Ctrl-C's line."""
-    return [
-        None if junit is None else f"the JUnit file {junit}",
-        "the job summary" if os.environ.get("GITHUB_STEP_SUMMARY") else None,
-    ]
+def ci_outputs() -> list[str | None]:
+    """What :func:`write_ci_files` writes after a command's report and Ctrl-C may leave unwritten, named for its line.
+
+    Not the ``--junit`` file: an interrupted command leaves it recording the interruption
+    (:func:`~fairtalk.cli._app.junit_on_error`), never missing nor an earlier run's.
+    """
+    return ["the job summary" if os.environ.get("GITHUB_STEP_SUMMARY") else None]
 
 
 def gates_in_force(*, fail_on_bias: bool, fail_unless_equivalent: bool) -> tuple[Gate, ...]:
