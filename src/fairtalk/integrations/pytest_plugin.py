@@ -65,7 +65,6 @@ _RESOLVED = ("axes", "corpus")
 _MIN_PAIRS = 2
 #: The ini options that change what the file's primary keys and margins are checked against.
 _SCORING_INI = ("fairtalk_axes", "fairtalk_measures")
-_MSG_SCORE_KEY = "unknown {what} measure key {name!r}"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -125,26 +124,11 @@ def _check_scoring(audit_config: AuditConfig) -> None:
     The measures are built for their keys and kinds only (a judge without its model); a SpecError
     names a key no measure gives, or a rate's margin of 1 or more (:func:`fairtalk.stats.check_margins`).
     """
-    from fairtalk.errors import SpecError
-    from fairtalk.run import build_measures
-    from fairtalk.stats import check_margins
+    from fairtalk.run import check_score_options
     from fairtalk.testing import config_lexicons
 
-    score = audit_config.score
     for lexicon in config_lexicons(audit_config):
-        built = build_measures(
-            score.measures,
-            score.measure_options(lexicon),
-            judge_rubric=score.judge_rubric,
-            judge_scale=score.judge_scale,
-            keys_only=True,
-        )
-        kinds = {key: m.kind_of(key) for m in built for key in m.keys}
-        for what, names in (("primary", score.primary or ()), ("margin", tuple(score.margins))):
-            for name in names:
-                if name not in kinds:
-                    raise SpecError(_MSG_SCORE_KEY.format(what=what, name=name), choices=list(kinds), given=name)
-        check_margins(score.margins, kinds)
+        check_score_options(audit_config.score, lexicon)  # the scoring stage's own check, before any answer
 
 
 def _check_resolved(audit_config: AuditConfig, keys: Iterable[str]) -> None:

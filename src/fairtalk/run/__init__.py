@@ -11,7 +11,7 @@ from __future__ import annotations
 from fairtalk.run._audit import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit, run_axes
 from fairtalk.run._generate import DEFAULT_MODELS, Generation, default_model, item_seed, respond
 from fairtalk.run._measures import build_measures
-from fairtalk.run._score import MASK_TOKEN, score
+from fairtalk.run._score import MASK_TOKEN, check_score_options, score
 from fairtalk.run._similarity_test import similarity_test
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "MASK_TOKEN",
     "audit",
     "build_measures",
+    "check_score_options",
     "default_model",
     "item_seed",
     "respond",
