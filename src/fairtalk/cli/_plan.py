@@ -28,9 +28,17 @@ _MSG_OTHER_RESULTS = (
     "{path} is {what}; --results takes the results.json of an audit's axis (OUTPUT/AXIS/results.json) or of "
     "`fairtalk score`, whose measures hold the spreads plan needs"
 )
+
+
+def _is_comparison(data: dict[str, Any]) -> bool:
+    from fairtalk.results import COMPARISON_KIND  # not at import: the CLI's import reads no results layer
+
+    return bool(data.get("kind") == COMPARISON_KIND)
+
+
 #: What a result file that is not an audit's is, told by its fields (checked in order).
 _OTHER_RESULTS = (
-    (lambda data: data.get("kind") == "model comparison", "a comparison's results (fairtalk compare)"),
+    (_is_comparison, "a comparison's results (fairtalk compare)"),
     (lambda data: "run_id" in data and "axes" in data, "an audit's run.json (its axes' results are in AXIS/results.json)"),
     (lambda data: "kl" in data and "gaps" in data, "a prompts analysis' results (fairtalk prompts analyze)"),
 )

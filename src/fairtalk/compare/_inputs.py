@@ -29,7 +29,7 @@ from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError
 from fairtalk.models import identity_unknown, recorded_specs
-from fairtalk.results import AuditResult, read_result_file
+from fairtalk.results import COMPARISON_KIND, AuditResult, read_result_file
 
 __all__ = [
     "COMPARISON_KIND",
@@ -60,7 +60,6 @@ _MSG_COMPARISON = (
     "a `fairtalk compare` output, not an audit: compare two output folders of `fairtalk audit -o` or `fairtalk score -o`"
 )
 #: What a comparison's ``results.json`` says it is (its ``kind``, :attr:`fairtalk.ModelComparison.kind`).
-COMPARISON_KIND = "model comparison"
 _MSG_NO_RESPONSES = (
     "the responses it was scored from are not there ({paths}); put them beside it as responses.jsonl, "
     "or run compare where `fairtalk score` ran"

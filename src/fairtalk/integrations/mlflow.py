@@ -35,7 +35,7 @@ from fairtalk.gates import Gate, evaluate
 from fairtalk.integrations._losses import failed_on_losses, loss_counts
 from fairtalk.measures import Judge, build_default, build_measure
 from fairtalk.pipeline import is_prompt_analysis
-from fairtalk.results import read_result_file
+from fairtalk.results import COMPARISON_KIND, read_result_file
 
 if TYPE_CHECKING:
     from mlflow.models import EvaluationMetric
@@ -53,7 +53,6 @@ _MSG_PROMPTS = (
 )
 _MSG_COMPARISON = "a `fairtalk compare` output, not an audit: log_audit logs the output of `fairtalk audit` or `fairtalk score`"
 #: What a comparison's ``results.json`` says it is (its ``kind``: :attr:`fairtalk.ModelComparison.kind`).
-_COMPARISON_KIND = "model comparison"
 _MSG_AUDIT_TYPE = (
     "log_audit: audit must be an AuditRun, an AuditResult or the path of an audit's output folder (or of its "
     "run.json or results.json), got {type}"
@@ -164,7 +163,7 @@ def _result(path: Path, given: Path) -> AuditResult:
             kind = read_result_file(path).get("kind")
         except InputError:
             kind = None
-        if kind == _COMPARISON_KIND:
+        if kind == COMPARISON_KIND:
             raise InputError(_MSG_COMPARISON, path=str(given)) from None
         raise
 

@@ -34,6 +34,7 @@ from fairtalk.results._audit import (
 )
 from fairtalk.results._by_turn import BY_TURN_COLUMNS, ByTurnResult, TurnBucket, TurnGap
 from fairtalk.results._debias import ComparedModel, DebiasComparison
+from fairtalk.results._model_comparison import KIND as COMPARISON_KIND
 from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
 from fairtalk.results._prompt_analysis import PromptAnalysis
@@ -65,6 +66,7 @@ from fairtalk.results._schema import SCHEMA_VERSION, read_result_file, versioned
 from fairtalk.results._similarity_test import SimilarityResult, SimilarityRow
 
 __all__ = [
+    "COMPARISON_KIND",
     "NOTE_NO_VARIATION",
     "RankerPool",
     "BY_TURN_COLUMNS",
