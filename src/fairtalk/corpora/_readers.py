@@ -7,14 +7,18 @@ import csv
 import gzip
 import json
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import IO, cast
+from typing import IO, TYPE_CHECKING, cast
 
 from fairtalk._jsonl import replace_surrogates
 from fairtalk.corpora._tally import Tally
 from fairtalk.errors import CorpusError
 from fairtalk.records import Context, join_turns
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: Lines longer than this many bytes are skipped with reason ``"line too long"``; such a line
 #: is consumed in chunks of at most this size, never held whole.
@@ -36,6 +40,8 @@ NOT_OBJECT = "JSON line is not an object"
 MISSING_FIELD = "missing field"
 NOT_STRING = "field is not a string"
 FEW_COLUMNS = "too few columns"
+#: A row with text in more cells than the header (or the first row) has: an unquoted separator in its text.
+MANY_COLUMNS = "too many columns"
 BAD_CSV = "malformed CSV"
 NO_TEXT = "no text: field"
 REPLY_PREFIX = "reply: "
@@ -45,6 +51,9 @@ BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, cont
 #: A conversation's system messages are left out of its context (a model gets one with ``--system-prompt``):
 #: counted per conversation kept without them, dropping no record (``record=False``).
 SYSTEM_MESSAGES = "system messages (left out; give one with --system-prompt)"
+#: A JSONL record whose ``cluster``/``dialogue_id``/``conversation_id`` is neither text nor a whole number
+#: (a fraction, true/false, a list, an object, null, ""): kept as a dialogue of its own, counted (``record=False``).
+BAD_DIALOGUE = "dialogue id not text or a whole number (kept as its own dialogue)"
 REASONS = (
     NOT_UTF8,
     TOO_LONG,
@@ -55,18 +64,20 @@ REASONS = (
     MISSING_FIELD,
     NOT_STRING,
     FEW_COLUMNS,
+    MANY_COLUMNS,
     BAD_CSV,
     NO_TEXT,
     NO_REPLY,
     SURROGATE,
     BAD_MESSAGES,
     SYSTEM_MESSAGES,
+    BAD_DIALOGUE,
 )
 
 
 def kept_in_part(reason: str) -> bool:
     """Whether a read problem keeps its record, without a part (a reply, system messages), rather than skipping it."""
-    return reason == SYSTEM_MESSAGES or reason.startswith(REPLY_PREFIX)
+    return reason in (SYSTEM_MESSAGES, BAD_DIALOGUE) or reason.startswith(REPLY_PREFIX)
 
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"
@@ -75,6 +86,14 @@ _MSG_COLUMN_RANGE = "column {column} is out of range: the first row has {n} colu
 _MSG_NOT_PARQUET = "not a readable Parquet file ({reason})"
 _MSG_PARQUET_NO_COLUMN = "no column {column!r}; the Parquet file has: {columns}"
 _MSG_PARQUET_TYPE = "column {column!r} holds {type}, not text"
+_MSG_PARQUET_EMPTY = "the Parquet file has no columns"
+_MSG_UTF16 = "UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8"
+_MSG_QUOTE_OPEN = (
+    "the quote opened on line {line} is never closed, and too many lines follow such quotes to read them again: "
+    "close it (or double the quote inside the field)"
+)
+#: How many lines, in all, :func:`read_csv` reads again after malformed records that spanned lines.
+_MAX_CSV_REREAD = 1_000_000
 
 Opener = Callable[[], IO[bytes]]
 
@@ -103,6 +122,8 @@ def iter_lines(path: str, opener: Opener) -> Iterator[tuple[int, str | None, str
                     continue
                 if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
                     raw = raw[len(codecs.BOM_UTF8) :]
+                elif lineno == 1 and raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+                    raise CorpusError(_MSG_UTF16, path=path)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:
@@ -142,31 +163,63 @@ def read_tsv(tally: Tally, *, path: str, opener: Opener, column: str | None) -> 
 
 
 def read_csv(tally: Tally, *, path: str, opener: Opener, column: str | None) -> Iterator[Context]:
-    """Comma-separated values (RFC 4180 quoting): one column per row; locations name a record's last line."""
+    """Comma-separated values (RFC 4180 quoting): one column per row; locations name a record's last line.
+
+    A malformed record (a quote never closed, text after a closing quote) is skipped as
+    ``malformed CSV`` at the line it began on; when it spanned several lines, the lines after
+    its first are read again, so one stray quote costs one record, not the rest of the file.
+    """
     csv.field_size_limit(max(csv.field_size_limit(), MAX_LINE_BYTES))
-    current = [0]
+    return _column_contexts(_csv_rows(tally, path=path, opener=opener), column=column, path=path, tally=tally)
 
-    def lines() -> Iterator[str]:
-        for lineno, text in good_lines(path, opener, tally, keep_empty=True):
-            current[0] = lineno
-            yield text + "\n"
 
-    def rows() -> Iterator[tuple[int, list[str]]]:
-        reader = csv.reader(lines())
-        while True:
-            try:
-                row = next(reader)
-            except StopIteration:
-                return
-            except csv.Error:
-                tally.skip(BAD_CSV, f"{path}:{current[0]}")
-                continue
-            if not any(cell.strip() for cell in row):
-                tally.skip(EMPTY_LINE, f"{path}:{current[0]}")
-                continue
-            yield current[0], row
+class _CsvFeed:
+    """The lines csv.reader reads: the file's usable lines after any to read again; keeps the current record's lines."""
 
-    return _column_contexts(rows(), column=column, path=path, tally=tally)
+    def __init__(self, source: Iterator[tuple[int, str]]) -> None:
+        self.source = source
+        self.again: deque[tuple[int, str]] = deque()
+        self.record: list[tuple[int, str]] = []
+        self.n_again = 0
+
+    def __iter__(self) -> _CsvFeed:
+        return self
+
+    def __next__(self) -> str:
+        item = self.again.popleft() if self.again else next(self.source)
+        self.record.append(item)
+        return item[1] + "\n"
+
+    def read_again(self, *, path: str) -> None:
+        """Queue the current record's lines after its first to be read again (its first is skipped)."""
+        rest = self.record[1:]
+        self.n_again += len(rest)
+        if self.n_again > _MAX_CSV_REREAD:
+            raise CorpusError(_MSG_QUOTE_OPEN.format(line=self.record[0][0]), path=path, line=self.record[0][0])
+        self.again.extendleft(reversed(rest))
+
+
+def _csv_rows(tally: Tally, *, path: str, opener: Opener) -> Iterator[tuple[int, list[str]]]:
+    """``(last line, cells)`` per CSV record, malformed ones counted (and the lines after their first read again)."""
+    feed = _CsvFeed(good_lines(path, opener, tally, keep_empty=True))
+    reader = csv.reader(feed, strict=True)
+    while True:
+        feed.record = []
+        try:
+            row = next(reader)
+        except StopIteration:
+            return
+        except csv.Error:
+            tally.skip(BAD_CSV, f"{path}:{feed.record[0][0] if feed.record else '?'}")
+            if len(feed.record) > 1:
+                feed.read_again(path=path)
+                reader = csv.reader(feed, strict=True)
+            continue
+        lineno = feed.record[-1][0]
+        if not any(cell.strip() for cell in row):
+            tally.skip(EMPTY_LINE, f"{path}:{lineno}")
+            continue
+        yield lineno, row
 
 
 def _resolve_column(cells: list[str], column: str | None, *, path: str, lineno: int) -> tuple[int, bool]:
@@ -191,14 +244,19 @@ def _resolve_column(cells: list[str], column: str | None, *, path: str, lineno: 
 def _column_contexts(rows: Iterable[tuple[int, list[str]]], *, column: str | None, path: str, tally: Tally) -> Iterator[Context]:
     """Pick one column of each row (after header detection on the first row)."""
     index: int | None = None
+    width = 0
     for lineno, cells in rows:
         if index is None:
             index, is_header = _resolve_column(cells, column, path=path, lineno=lineno)
+            width = max(len(cells), index + 1)
             if is_header:
                 continue
         where = f"{path}:{lineno}"
         if index >= len(cells):
             tally.skip(FEW_COLUMNS, where)
+            continue
+        if any(cell.strip() for cell in cells[width:]):
+            tally.skip(MANY_COLUMNS, where)
             continue
         text = cells[index].strip()
         if not text:
@@ -251,7 +309,7 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
         response = obj.get("response")
         if isinstance(response, str):
             response = replace_surrogates(response)[0]
-        cluster = next((obj[k] for k in _CLUSTER_FIELDS if isinstance(obj.get(k), (str, int)) and obj.get(k) != ""), None)
+        cluster = _cluster(obj, tally, where)
         _count_system(tally, n_system, where)
         tally.emit()
         yield _context(
@@ -259,8 +317,24 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
             lineno,
             value.strip(),
             response if isinstance(response, str) else None,
-            None if cluster is None else str(cluster),
+            cluster,
         )
+
+
+def _cluster(obj: dict[str, object], tally: Tally, where: str) -> str | None:
+    """The record's dialogue: its first usable cluster field as text (``12.0`` is ``"12"``), else None.
+
+    A record whose cluster fields are all unusable is its own dialogue, counted under :data:`BAD_DIALOGUE`.
+    """
+    given = [obj[k] for k in _CLUSTER_FIELDS if k in obj]
+    for value in given:
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, (str, int)) and not isinstance(value, bool) and value != "":
+            return str(value)
+    if given:
+        tally.skip(BAD_DIALOGUE, where, record=False)
+    return None
 
 
 def _count_system(tally: Tally, n_system: int, where: str) -> None:
@@ -344,6 +418,8 @@ def read_parlai(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]
 
 
 def _parquet_column(names: list[str], column: str | None, path: str) -> str:
+    if not names:
+        raise CorpusError(_MSG_PARQUET_EMPTY, path=path)
     lowered = [name.lower() for name in names]
     if column is None:
         return next((names[lowered.index(n)] for n in _HEADER_NAMES if n in lowered), names[0])
@@ -371,11 +447,14 @@ def read_parquet(tally: Tally, *, path: Path, column: str | None) -> Iterator[Co
         kind = pf.schema_arrow.field(name).type
         if pa.types.is_dictionary(kind):
             kind = kind.value_type
-        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+        if not (pa.types.is_string(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind)):
             raise CorpusError(_MSG_PARQUET_TYPE.format(column=name, type=kind), path=where_file)
         for batch in pf.iter_batches(batch_size=_PARQUET_BATCH, columns=[name]):
-            for value in batch.column(0).to_pylist():
+            for value in _parquet_texts(batch.column(0)):
                 row += 1
+                if isinstance(value, bytes):
+                    tally.skip(NOT_UTF8, f"{where_file}:{row}")
+                    continue
                 text = (value or "").strip()
                 if not text:
                     tally.skip(EMPTY_VALUE, f"{where_file}:{row}")
@@ -386,3 +465,20 @@ def read_parquet(tally: Tally, *, path: Path, column: str | None) -> Iterator[Co
         raise CorpusError(_MSG_NOT_PARQUET.format(reason=exc), path=where_file, line=row + 1) from exc
     finally:
         pf.close()
+
+
+def _parquet_texts(values: pa.Array) -> list[str | bytes | None]:
+    """A string column's values; a value that is not UTF-8 stays bytes (the others are decoded)."""
+    try:
+        return cast(list[str | bytes | None], values.to_pylist())
+    except UnicodeDecodeError:
+        pass
+    import pyarrow as pa
+
+    texts: list[str | bytes | None] = []
+    for raw in values.cast(pa.large_binary()).to_pylist():
+        try:
+            texts.append(None if raw is None else raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            texts.append(raw)
+    return texts
