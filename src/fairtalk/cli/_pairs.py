@@ -140,7 +140,12 @@ def _some_pairs(pairs: Iterable[Pair], pair_set: PairSet) -> Iterator[Pair]:
         yield pair
     if n == 0:
         cov = pair_set.coverage
-        skipped = "; ".join(f"{n_skipped:,} skipped: {reason}" for reason, n_skipped in cov.skipped)
+        from fairtalk.corpora import kept_in_part
+
+        skipped = "; ".join(
+            f"{n_skipped:,} {'kept without a part' if kept_in_part(reason) else 'skipped'}: {reason}"
+            for reason, n_skipped in cov.skipped
+        )
         why = (
             f"{cov.n_read:,} contexts read"
             + (f" ({skipped})" if skipped else "")
@@ -184,9 +189,12 @@ def _print_coverage(
     table.add_row("top swaps", "", Text(terms or "none"))
     if check is not None:
         _check_rows(table, check, check_path)
+    from fairtalk.corpora import kept_in_part
+
     first = dict(cov.skipped_first)
     for reason, n in cov.skipped:
-        table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {first.get(reason, '?')}"))
+        done = "kept without a part" if kept_in_part(reason) else "skipped"
+        table.add_row(Text(f"{done}: {reason}"), f"{n:,}", Text(f"first at {first.get(reason, '?')}"))
     table.add_row("time", f"{seconds:.1f} s", "")
     err_console.print(table, markup=False, highlight=False)
 
