@@ -37,7 +37,8 @@ def _write(path: Path, records: list[dict[str, object]]) -> str:
 def _refused_file(result: object, path: Path, what: str) -> None:
     assert result.exit_code == 2, result.output  # type: ignore[attr-defined]
     stderr = _flat(result.stderr)  # type: ignore[attr-defined]
-    assert stderr.startswith(f"error: {path}: -o: this file exists and is not a {what} fairtalk wrote"), stderr
+    article = "an" if what[0] in "aeiou" else "a"  # "not an augmented corpus"
+    assert stderr.startswith(f"error: {path}: -o: this file exists and is not {article} {what} fairtalk wrote"), stderr
     assert "move it, or give a new path" in stderr
 
 

@@ -42,7 +42,7 @@ _MSG_NOT_REGULAR = (
 _MSG_IN_INPUT = "{option} {path} lies inside {name} {folder}, an input of this run; write the output elsewhere"
 _MSG_IS_OUTPUT = "{option} {path} is {name}, which this run writes too; give the output a path of its own"
 _MSG_NOT_OURS = (
-    "{option}: this file exists and is not a {what} fairtalk wrote; fairtalk replaces only its own {what}: "
+    "{option}: this file exists and is not {article} {what} fairtalk wrote; fairtalk replaces only its own {what}: "
     "move it, or give a new path"
 )
 _MSG_APPEND = "cannot append ({reason})"
@@ -138,7 +138,8 @@ def check_output_file(
     check_regular(path, option=option)
     found = _stat(path)
     if found is not None and found.st_size > 0 and not ours(Path(path)):
-        raise OutputError(_MSG_NOT_OURS.format(option=option, what=what), path=os.fspath(path))
+        article = "an" if what[:1] in "aeiou" else "a"
+        raise OutputError(_MSG_NOT_OURS.format(option=option, article=article, what=what), path=os.fspath(path))
     if hold:
         hold_output(path, option=option)
 
