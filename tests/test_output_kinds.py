@@ -68,6 +68,15 @@ def test_regard_label_never_replaces_hand_labels(tmp_path: Path) -> None:
     assert [json.loads(line)["id"] for line in mine.read_text().splitlines()] == ["0", "1", "2"]
 
 
+def test_augment_never_replaces_a_users_file_and_says_an_augmented_corpus(tmp_path: Path) -> None:
+    """The refusal read "is not a augmented corpus fairtalk wrote" (a review): its article follows the noun."""
+    corpus, mine = write_corpus(tmp_path), tmp_path / "mine.jsonl"
+    text = _write(mine, [{"x": 1}])
+    result = runner.invoke(app, ["augment", "--corpus", f"jsonl:{corpus}", "--axis", "gender", "-o", str(mine)])
+    _refused_file(result, mine, "augmented corpus")
+    assert "not an augmented corpus" in _flat(result.stderr) and mine.read_text(encoding="utf-8") == text
+
+
 def test_prompts_paraphrase_and_generate_never_replace_another_kind_of_file(tmp_path: Path) -> None:
     completions = tmp_path / "completions.jsonl"
     prompts = tmp_path / "prompts.jsonl"
