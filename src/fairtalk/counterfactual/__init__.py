@@ -18,10 +18,15 @@ Matching rules
   the ends of the string are boundaries, so ``"He.``, ``(him)`` and ``half-brother`` match but
   ``the``, ``theme`` and ``shell`` do not match ``he``. A trailing clitic is kept: ``he'll`` ->
   ``she'll`` (an entry such as ``he's`` still wins, being longer).
-* Case: the replacement copies the pattern of the source's first word: ``he`` -> ``she``,
-  ``He`` -> ``She``, ``HE`` -> ``SHE``; a multiword phrase follows its first word (``What's up``
-  -> ``Wazzup``). A leading pronoun ``I`` carries no case information, so ``I am going to``
-  becomes ``fin to`` mid-sentence and ``Fin to`` at the start of a sentence.
+* Case: the replacement copies the source's case: ``he`` -> ``she``, ``He`` -> ``She``, ``HE`` ->
+  ``SHE``; word by word where both have as many words (or pieces of a hyphenated word):
+  ``the United States`` -> ``the United Kingdom``, ``X-Ray`` -> ``Gamma-Ray``; otherwise every
+  word capitalised where every source word is (``LA City`` -> ``New York City``), else as the
+  first word (``What's up`` -> ``Wazzup``, ``WHAT'S up`` -> ``WAZZUP``). A leading pronoun ``I``
+  carries no case information, so ``I am going to`` becomes ``fin to`` mid-sentence and ``Fin to``
+  at the start of a sentence. A lexicon entry's own capitals are kept (a pair ``USA`` - ``UK``: ``the usa`` ->
+  ``the UK``), but for a phrase whose only capital is its first letter (``That's it``, as a
+  sentence starts), which takes the text's case like a lowercase entry.
 
 * A typographic apostrophe stays typographic: ``He’s`` -> ``She’s``.
 
