@@ -138,3 +138,23 @@ def test_pairs_2000_from_a_config_file_are_asked_for_and_left_at_the_default_are
     assert done.exit_code == 0, done.output
     assert "asked for" not in done.output
     assert "asked for" not in (tmp_path / "left" / "gender" / "report.md").read_text(encoding="utf-8")
+
+
+def test_the_reports_say_which_corpus_lines_were_skipped_or_kept_without_a_part(tmp_path: Path) -> None:
+    system = json.dumps({"messages": [{"role": "system", "content": "be kind"}, {"role": "user", "content": "my dad is here"}]})
+    lines = ['{"context": "he likes tea"}', '{"context": "she is tall"}', "{bad json", "{bad json", '{"other": 1}', system]
+    corpus, out = _corpus(tmp_path / "c.jsonl", lines), tmp_path / "out"
+    done = _audit(corpus, out, "--pairs", "3")
+    assert done.exit_code == 0, done.output
+    note = (
+        "corpus lines skipped (or, where the reason names a part, kept without it): 2 malformed JSON; 1 missing field; "
+        "1 system messages (left out; give one with --system-prompt)"
+    )
+    md = (out / "gender" / "report.md").read_text(encoding="utf-8")
+    html = (out / "gender" / "report.html").read_text(encoding="utf-8")
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert md_escape(f"3 pairs taken; {note}.") in md, md[:3000]
+    assert f"3 pairs taken; {note}." in html
+    assert f"gender 3 (3 mention a group; {note})" in index
+    said = _flat(done.output)  # the console says the same reasons, a line each
+    assert "skipped 2 corpus line(s): malformed JSON" in said and "kept 1 corpus line(s) without a part: system messages" in said

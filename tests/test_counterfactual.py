@@ -185,6 +185,59 @@ def test_multiword_phrase_keeps_first_word_case(text: str, expected: str) -> Non
     assert swapped(swapper, text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("the United States", "the United Kingdom"),  # each word takes its own case
+        ("THE UNITED STATES", "THE UNITED KINGDOM"),
+        ("the united States", "the united Kingdom"),
+        ("X-Ray", "Gamma-Ray"),  # each piece of a hyphenated word too
+        ("X-ray", "Gamma-ray"),
+        ("x-ray", "gamma-ray"),
+        ("New York City", "La City"),  # other word counts: every word capitalised where every one is
+        ("LA City", "New York City"),
+        ("New york city", "La city"),
+        ("the usa", "the UK"),  # the lexicon's own capitals are kept
+        ("The Usa", "The UK"),
+        ("USA and the UK", "UK and the USA"),
+        ("McDonald", "O'Brien"),
+        ("mcdonald", "O'Brien"),
+        ("MCDONALD", "O'BRIEN"),
+        ("he", "she"),
+    ],
+)
+def test_each_word_takes_the_case_of_its_counterpart_and_the_lexicon_keeps_its_capitals(text: str, expected: str) -> None:
+    swapper = Swapper(
+        make_lexicon(
+            ("united states", "united kingdom"),
+            ("USA", "UK"),
+            ("new york city", "la city"),
+            ("x-ray", "gamma-ray"),
+            ("McDonald", "O'Brien"),
+            ("he", "she"),
+        )
+    )
+    assert swapped(swapper, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("USA", "United Kingdom"),  # spelt as the lexicon spells it: the target as the lexicon spells it
+        ("usa", "United Kingdom"),
+        ("the united kingdom", "the USA"),
+        ("UNITED KINGDOM", "USA"),
+        ("O'Brien", "Mcdonald"),  # a lowercase counterpart takes the case of the text
+        ("word up", "that's it up"),  # a capital first letter alone on a phrase is a sentence's, not the term's
+        ("Word.", "That's it."),
+        ("that's it", "word"),
+    ],
+)
+def test_a_lexicon_spelling_with_capitals_and_one_without(text: str, expected: str) -> None:
+    swapper = Swapper(make_lexicon(("USA", "United Kingdom"), ("mcdonald", "O'Brien"), ("That's it", "word")))
+    assert swapped(swapper, text) == expected
+
+
 # ------------------------------------------------------------------------------------------
 # her / his by role
 
@@ -514,6 +567,11 @@ def test_cli_errors(tmp_path: Path) -> None:
     result = runner.invoke(app, ["swap", "--lexicon", str(bad), "he"])
     assert result.exit_code == 2
     assert f"{bad}:2:" in result.stderr and "Traceback" not in result.output
+    late = tmp_path / "late.tsv"  # a setting after the pairs is never read as a comment
+    late.write_text("# axis: x\n# groups: a b\nman\twoman\n# needs-determiner: man\n", encoding="utf-8")
+    result = runner.invoke(app, ["swap", "--lexicon", str(late), "oh man, the man is here"])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert f"error: {late}:4: '# needs-determiner:'" in result.stderr and "settings go before the pairs" in result.stderr
 
 
 def test_no_swap_spans_two_turns_of_a_conversation() -> None:

@@ -386,6 +386,68 @@ def test_validation_errors_name_file_and_line(tmp_path: Path, text, line, messag
     assert (info.value.path, info.value.line) == (str(path), line)
 
 
+_KNOWN = ", ".join(F._METADATA_KEYS)
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        (
+            "# axis: x\n# groups: a b\nman\twoman\n# needs-determiner: man\n",
+            4,
+            F._MSG_SETTING_AFTER_PAIRS.format(key="needs-determiner", entry="pair", entries="pairs"),
+        ),
+        (
+            "# axis: x\nfoo\tbar\n# groups: alpha beta\n",
+            3,
+            F._MSG_SETTING_AFTER_PAIRS.format(key="groups", entry="pair", entries="pairs"),
+        ),
+        ("foo\tbar\n# keep: foo fighters\n", 2, F._MSG_SETTING_AFTER_PAIRS.format(key="keep", entry="pair", entries="pairs")),
+        ("foo\tbar\n\n# Axis: y\n", 3, F._MSG_SETTING_AFTER_PAIRS.format(key="axis", entry="pair", entries="pairs")),
+        ("# keeps: oh man\nman\twoman\n", 1, F._MSG_UNKNOWN_SETTING.format(key="keeps", near="keep", known=_KNOWN)),
+        ("man\twoman\n# keeps: oh man\n", 2, F._MSG_UNKNOWN_SETTING.format(key="keeps", near="keep", known=_KNOWN)),
+        ("# both_sides: she\nhe\tshe\n", 1, F._MSG_UNKNOWN_SETTING.format(key="both_sides", near="both-sides", known=_KNOWN)),
+        ("# axes: x\nhe\tshe\n", 1, F._MSG_UNKNOWN_SETTING.format(key="axes", near="axis", known=_KNOWN)),
+        ("# group: m f\nhe\tshe\n", 1, F._MSG_UNKNOWN_SETTING.format(key="group", near="groups", known=_KNOWN)),
+        (
+            "# needs determiner: man\nman\twoman\n",
+            1,
+            F._MSG_UNKNOWN_SETTING.format(key="needs determiner", near="needs-determiner", known=_KNOWN),
+        ),
+    ],
+)
+def test_a_setting_after_the_pairs_or_misspelt_is_an_error_never_a_comment(tmp_path: Path, text, line, message) -> None:
+    path = write(tmp_path, "late.tsv", text)
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, line, message)
+
+
+def test_comments_that_look_like_no_setting_stay_comments_before_and_after_the_pairs(tmp_path: Path) -> None:
+    text = (
+        "# Source: my notes, 2026\n# Format: one pair a line\n# Decision: keep it short\n# axis: x\n"
+        "he\tshe\n# Note: more below\n# Caveats: few pairs\n# https://example.org/x\nhim\ther\n# see: the docs\n"
+    )
+    lexicon = load_lexicon(write(tmp_path, "notes.tsv", text))
+    assert lexicon.axis == "x" and pairs_of(lexicon) == [("he", "she"), ("him", "her")]
+
+
+def test_an_attribute_list_setting_after_its_words_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, "words.tsv", "# Source: mine\nbrave\nkind\n# attribute: virtues\n")
+    with pytest.raises(LexiconError) as info:
+        load_attributes(path)
+    message = F._MSG_SETTING_AFTER_PAIRS.format(key="attribute", entry="word", entries="words")
+    assert str(info.value) == raises_at(path, 4, message)
+    assert load_attributes(write(tmp_path, "ok.tsv", "# attribute: virtues\nbrave\n# Note: more\nkind\n")).name == "virtues"
+
+
+def test_every_shipped_lexicon_and_attribute_list_still_loads() -> None:
+    for axis in builtin_axes():
+        assert load_lexicon(axis).pairs
+    for name in builtin_attribute_lists():
+        assert load_attributes(name).words
+
+
 def test_both_sides_allowed_when_declared(tmp_path: Path) -> None:
     text = "# both-sides: she, big one\nhe\tshe\nshe\tit\nbig one\tBig One\n"
     path = write(tmp_path, "x.tsv", text)

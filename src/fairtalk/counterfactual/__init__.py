@@ -18,10 +18,15 @@ Matching rules
   the ends of the string are boundaries, so ``"He.``, ``(him)`` and ``half-brother`` match but
   ``the``, ``theme`` and ``shell`` do not match ``he``. A trailing clitic is kept: ``he'll`` ->
   ``she'll`` (an entry such as ``he's`` still wins, being longer).
-* Case: the replacement copies the pattern of the source's first word: ``he`` -> ``she``,
-  ``He`` -> ``She``, ``HE`` -> ``SHE``; a multiword phrase follows its first word (``What's up``
-  -> ``Wazzup``). A leading pronoun ``I`` carries no case information, so ``I am going to``
-  becomes ``fin to`` mid-sentence and ``Fin to`` at the start of a sentence.
+* Case: the replacement copies the source's case: ``he`` -> ``she``, ``He`` -> ``She``, ``HE`` ->
+  ``SHE``; word by word where both have as many words (or pieces of a hyphenated word):
+  ``the United States`` -> ``the United Kingdom``, ``X-Ray`` -> ``Gamma-Ray``; otherwise every
+  word capitalised where every source word is (``LA City`` -> ``New York City``), else as the
+  first word (``What's up`` -> ``Wazzup``, ``WHAT'S up`` -> ``WAZZUP``). A leading pronoun ``I``
+  carries no case information, so ``I am going to`` becomes ``fin to`` mid-sentence and ``Fin to``
+  at the start of a sentence. A lexicon entry's own capitals are kept (a pair ``USA`` - ``UK``: ``the usa`` ->
+  ``the UK``), but for a phrase whose only capital is its first letter (``That's it``, as a
+  sentence starts), which takes the text's case like a lowercase entry.
 
 * A typographic apostrophe stays typographic: ``He’s`` -> ``She’s``.
 
@@ -79,6 +84,8 @@ _MSG_BAD_TOKEN = "mask token must be a string, got {value!r}"
 _WS = re.compile(r"\s+")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
 _I_PRONOUNS = frozenset({"i", "i'm", "i'd", "i'll", "i've", "imma"})
+#: A part of a term, as :func:`_apply_case` gives each its case: a word, or a piece of a hyphenated one (``X-Ray``).
+_PARTS = re.compile(r"[^\s-]+")
 #: The terms whose counterpart :func:`~fairtalk.counterfactual._senses.role_target` reads from their role.
 _ROLE_TERMS = frozenset({"her", "his"})
 
@@ -153,6 +160,8 @@ class Swapper:
         self.seed = seed
         #: normalised term -> its counterparts as (lowercase target, side of the term) pairs
         self._choices = build_table(lexicon, _normalise)
+        #: normalised term -> the lexicon's spelling, for the terms whose capitals a swap keeps
+        self._spellings = _own_spellings(lexicon)
         #: normalised term -> its side, or None for a term on both sides
         self._side: dict[str, Side | None] = {
             term: sides.pop() if len(sides := {side for _, side in choices}) == 1 else None
@@ -377,7 +386,10 @@ class Swapper:
             else:
                 target, side, n_choices = self._choose(key, text, low, start, end, memo)
             source = text[start:end]
-            cased = target if source.islower() else _apply_case(source, target, text, start)
+            if source.islower() and target not in self._spellings:
+                cased = target
+            else:
+                cased = _apply_case(source, target, text, start, self._spellings)
             if "\u2019" in source:
                 cased = cased.replace("'", "\u2019")
             parts += (text[position:start], cased)
@@ -438,15 +450,77 @@ def _normalise(term: str) -> str:
     return _WS.sub(" ", term.lower().translate(_APOSTROPHES)).strip()
 
 
-def _apply_case(source: str, target: str, text: str, start: int) -> str:
-    """Give the lowercase ``target`` the case pattern of ``source``'s first word."""
-    words = source.split()
-    first = words[0]
-    if first.isupper() and len(first) > 1 or len(source) > 1 and source.isupper():
+def _spelt(term: str) -> str:
+    """``term`` as a lexicon spells it, whitespace and apostrophes normalised but its case kept."""
+    return _WS.sub(" ", term.translate(_APOSTROPHES)).strip()
+
+
+def _own_spellings(lexicon: Lexicon) -> dict[str, str]:
+    """Normalised term -> the lexicon's spelling, for the terms whose capitals a swap keeps (``UK``, ``McDonald``).
+
+    A term of several words whose only capital is its first letter (``That's it``, as a sentence
+    starts where the paper printed it) keeps none: it takes the text's case like a lowercase one.
+    """
+    spellings: dict[str, str] = {}
+    for pair in lexicon.pairs:
+        for term in (pair.a, pair.b):
+            spelt = _spelt(term)
+            sentence_cased = " " in spelt and spelt[:1].isupper() and spelt[1:] == spelt[1:].lower()
+            if spelt != spelt.lower() and not sentence_cased:
+                spellings.setdefault(_normalise(term), spelt)
+    return spellings
+
+
+def _capitalise(word: str) -> str:
+    return word[:1].upper() + word[1:]
+
+
+def _part_case(source: str, target: str) -> str:
+    """``target`` in the case of ``source``, part by part (:data:`_PARTS`) where they have as many.
+
+    ``United States`` -> ``United Kingdom``, ``X-Ray`` -> ``Gamma-Ray``; with other counts, every
+    target part capitalised where every source part is (``New York City`` -> ``La City``), else
+    the whole target in capitals where the source's first part is (``WANT to`` -> ``FINNA``), or
+    capitalised where that is.
+    """
+    sources = _PARTS.findall(source)
+    if not sources:
+        return target
+    spans = [match.span() for match in _PARTS.finditer(target)]
+    if len(sources) == len(spans):
+        cases = [str.upper if len(part) > 1 and part.isupper() else _capitalise if part[0].isupper() else str for part in sources]
+    elif len(sources) > 1 and all(part[0].isupper() for part in sources):
+        cases = [_capitalise] * len(spans)
+    elif len(sources[0]) > 1 and sources[0].isupper():
         return target.upper()
-    if first[0] == "I" and first.lower().translate(_APOSTROPHES) in _I_PRONOUNS:
+    else:
+        cases = [_capitalise if sources[0][0].isupper() else str]
+    cased = list(target)
+    for (begin, end), case in zip(spans, cases, strict=False):
+        cased[begin:end] = case(target[begin:end])
+    return "".join(cased)
+
+
+def _apply_case(source: str, target: str, text: str, start: int, spellings: dict[str, str]) -> str:
+    """Give the lowercase ``target`` the case pattern of ``source`` and keep the lexicon's own capitals of ``target``.
+
+    ``spellings`` (:func:`_own_spellings`) holds the lexicon's capitals: a source spelt as the
+    lexicon spells it (``UK``) shows no case of its own, and takes the target as the lexicon
+    spells it (``USA``) where the lexicon spells that with capitals; otherwise the target's own
+    capitals are kept over the source's case (``the uk`` -> ``the USA``).
+    """
+    own = spellings.get(target)
+    if own is not None and (spelt := spellings.get(_normalise(source))) is not None and _spelt(source) == spelt:
+        return own
+    first = source.split()[0]
+    if len(source) > 1 and source.isupper():
+        cased = target.upper()
+    elif first[0] == "I" and first.lower().translate(_APOSTROPHES) in _I_PRONOUNS:
         # "I" is capitalised anywhere; keep a capital only where the target needs one.
         title = target.split()[0] in _I_PRONOUNS or at_sentence_start(text, start)
+        cased = _capitalise(target) if title else target
     else:
-        title = first[0].isupper()
-    return target[:1].upper() + target[1:] if title else target
+        cased = _part_case(source, target)
+    if own is None or len(own) != len(cased):
+        return cased
+    return "".join(mine if mine.isupper() else letter for letter, mine in zip(cased, own, strict=True))

@@ -6,6 +6,7 @@ tests match the ``_MSG_*`` templates defined here.
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import re
 from dataclasses import dataclass
@@ -49,6 +50,11 @@ _MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a
 _MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
 _MSG_UNKNOWN_SENSE_WORD = "'# needs-determiner:' lists {word!r}, which no pair of the file holds"
 _MSG_UNKNOWN_CUE_WORD = "'# needs-cue:' lists {word!r}, which no pair of the file holds"
+_MSG_SETTING_AFTER_PAIRS = "'# {key}:' after the first {entry} is not read: settings go before the {entries}; move it up"
+_MSG_UNKNOWN_SETTING = (
+    "'# {key}:' is not a setting (did you mean '# {near}:'?); the settings are {known}. "
+    "A comment must not look like one: write it without the ':'"
+)
 _MSG_FORBIDDEN_CHARACTER = "holds the character {code}, which no report can show (XML, JUnit included, forbids it); remove it"
 _MSG_FORBIDDEN_IN_NAME = (
     "the file name (the name without a '# {header}:' line) holds the character {code}, which no report can show; "
@@ -174,6 +180,47 @@ def _metadata(line: str) -> tuple[str, str] | None:
     return key, value.strip()
 
 
+#: How a setting's key is spelt: what a comment's ``word:`` must look like to be taken for a misspelt setting.
+_KEY = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def _near(key: str, known: tuple[str, ...]) -> str | None:
+    """The known setting ``key`` looks like a misspelling of (``keeps``, ``both_sides``, ``axes``); None when none.
+
+    Comments such as ``# Source: ...`` or ``# Format: ...`` look like no setting and stay comments.
+    """
+    spelled = re.sub(r"[\s_]+", "-", key)
+    if not _KEY.fullmatch(spelled):
+        return None
+    if spelled in known:
+        return spelled
+    if close := difflib.get_close_matches(spelled, known, n=1, cutoff=0.8):
+        return close[0]
+    return next((k for k in known if len(k) == len(spelled) and sum(x != y for x, y in zip(k, spelled)) == 1), None)
+
+
+def _setting(line: str, known: tuple[str, ...], *, started: bool, source: str, number: int) -> tuple[str, str] | None:
+    """A ``# key: value`` setting line as (key, value); None for a comment.
+
+    A known key after the first pair (``started``) is a LexiconError, and so is a key that looks
+    like a misspelt setting: neither is ever silently taken for a comment.
+    """
+    meta = _metadata(line)
+    if meta is None:
+        return None
+    key, value = meta
+    if key not in known:
+        near = _near(key, known)
+        if near is None:
+            return None
+        message = _MSG_UNKNOWN_SETTING.format(key=key, near=near, known=", ".join(known))
+        raise LexiconError(message, path=source, line=number)
+    if started:
+        entry, entries = ("pair", "pairs") if known == _METADATA_KEYS else ("word", "words")
+        raise LexiconError(_MSG_SETTING_AFTER_PAIRS.format(key=key, entry=entry, entries=entries), path=source, line=number)
+    return key, value
+
+
 def _split_pair(line: str, *, source: str, number: int) -> tuple[str, str, str]:
     """The two sides of a pair line and its direction (``both``, ``a>b`` or ``b>a``)."""
     if "\t" in line:
@@ -218,8 +265,8 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
         if not stripped:
             continue
         if stripped.startswith("#"):
-            meta = _metadata(stripped) if not pairs else None
-            if meta is None or meta[0] not in _METADATA_KEYS:
+            meta = _setting(stripped, _METADATA_KEYS, started=bool(pairs), source=source, number=number)
+            if meta is None:
                 continue
             key, value = meta
             if key == "axis":
@@ -304,8 +351,8 @@ def parse_attributes(data: bytes, *, source: str, stem: str) -> AttributeList:
         if not stripped:
             continue
         if stripped.startswith("#"):
-            meta = _metadata(stripped) if not first_seen else None
-            if meta is not None and meta[0] in _ATTRIBUTE_KEYS and meta[1]:
+            meta = _setting(stripped, _ATTRIBUTE_KEYS, started=bool(first_seen), source=source, number=number)
+            if meta is not None and meta[1]:
                 name = meta[1]
             continue
         if "\t" in stripped:

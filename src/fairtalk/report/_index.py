@@ -30,7 +30,7 @@ from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
-from fairtalk.report._origin import answers_line
+from fairtalk.report._origin import answers_line, skipped_note
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report._table import different_measures, format_value, is_percent, measure_label
@@ -128,6 +128,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
                 "n_generated": generation.n_generated,
                 "n_read": axis_run.coverage.n_read,
                 "n_matched": axis_run.coverage.n_matched,
+                "skipped": skipped_note(axis_run.coverage),
                 "links": links,
                 "warnings": list(result.warnings),
                 "similarity": [] if axis_run.similarity is None else [similarity_row(row) for row in axis_run.similarity.rows],

@@ -1,8 +1,9 @@
 """Where an axis' pairs and answers came from, one line each in ``report.md``, ``report.html`` and the console.
 
 * the pairs: ``corpus c.txt: 23 contexts read, 23 mention a group (19 duplicate contexts dropped,
-  1 mixed (both groups) dropped), 3 pairs taken``, and ``asked for 50 pairs; the corpus gave 10``
-  when the corpus gave fewer than asked (flagged); from the audit's coverage (``audit.coverage``);
+  1 mixed (both groups) dropped), 3 pairs taken``, the corpus lines the reader skipped, by reason
+  (:func:`skipped_note`), and ``asked for 50 pairs; the corpus gave 10`` when the corpus gave
+  fewer than asked (flagged); from the audit's coverage (``audit.coverage``);
 * the answers: ``answers: 160 generated, 40 from the run store st.sqlite, 0 failed``, from the run's
   generation summary (``run.json``: :attr:`AxisRun.generation <fairtalk.results.AxisRun>`, and the
   run's store), which ``write_run`` hands to the pages: it varies between runs, so ``results.json``,
@@ -16,7 +17,12 @@ from __future__ import annotations
 from fairtalk.records import Coverage
 from fairtalk.results import AuditResult, GenerationSummary
 
-__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus"]
+__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus", "skipped_note"]
+
+#: The reader's reasons are its own words; a reason that names a part left out (``system messages (left out; ...)``,
+#: ``reply: missing ...``) kept its line without that part, as the console says (``kept N corpus line(s) without a
+#: part``), which this layer cannot tell apart from a skip without the corpus reader's rule, so the note says both.
+_SKIPPED_NOTE = "corpus lines skipped (or, where the reason names a part, kept without it): {items}"
 
 
 def coverage_of(result: AuditResult) -> Coverage | None:
@@ -30,6 +36,23 @@ def coverage_of(result: AuditResult) -> Coverage | None:
         return None
 
 
+def skipped_note(coverage: Coverage) -> str | None:
+    """The corpus lines the reader skipped (or kept without a part), by reason; None: none.
+
+    Briefly: where each reason first occurred is in the console's lines and ``results.json``
+    (``manifest.audit.coverage.skipped_first``).
+
+    Examples
+    --------
+    >>> cov = Coverage("gender", ("male", "female"), 5, 5, {"male": 5}, 0, 0, 5, (), skipped=(("malformed JSON", 10),))
+    >>> skipped_note(cov)
+    'corpus lines skipped (or, where the reason names a part, kept without it): 10 malformed JSON'
+    """
+    if not coverage.skipped:
+        return None
+    return _SKIPPED_NOTE.format(items="; ".join(f"{n:,} {reason}" for reason, n in coverage.skipped))
+
+
 def corpus_line(coverage: Coverage, corpus: str | None = None, *, sequential: bool = False) -> tuple[str, bool]:
     """What the corpus gave: contexts read, those that mention a group, those dropped, the pairs taken; flagged when short.
 
@@ -40,12 +63,17 @@ def corpus_line(coverage: Coverage, corpus: str | None = None, *, sequential: bo
     >>> cov = Coverage("gender", ("male", "female"), 23, 23, {"male": 2, "female": 1}, 1, 19, 3, (), limit=50)
     >>> corpus_line(cov, "c.txt")
     ('corpus c.txt: 23 contexts read, 23 mention a group (19 duplicate contexts dropped, 1 mixed (both groups) dropped), 3 pairs taken; asked for 50 pairs; the corpus gave 3', True)
+    >>> skips = Coverage("gender", ("male", "female"), 5, 5, {"male": 5}, 0, 0, 5, (), skipped=(("empty line", 2),), skipped_first=(("empty line", "c.jsonl:4"),))
+    >>> corpus_line(skips, "c.jsonl")
+    ('corpus c.jsonl: 5 contexts read, 5 mention a group, 5 pairs taken; corpus lines skipped (or, where the reason names a part, kept without it): 2 empty line', False)
     """
     dropped = coverage.dropped_note()
     line = (
         f"corpus{'' if corpus is None else ' ' + corpus}: {coverage.n_read:,} contexts read, {coverage.n_matched:,} "
         f"mention a group{'' if dropped is None else f' ({dropped})'}, {coverage.n_pairs:,} pairs taken"
     )
+    if (skipped := skipped_note(coverage)) is not None:
+        line = f"{line}; {skipped}"
     short = None if sequential else coverage.shortfall()
     return (line, False) if short is None else (f"{line}; {short}", True)
 
