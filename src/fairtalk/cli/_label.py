@@ -71,7 +71,11 @@ def label(
     )
     sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
     log = GoldLog(output, sample, schemes, annotator=annotator)
-    server = LabelServer(log, port=port)
+    try:
+        server = LabelServer(log, port=port)
+    except BaseException:  # a busy port or session: the sample record it wrote goes with it (no label was given)
+        log.release()
+        raise
     where = "all given" if log.done else f"item {log.steps[log.position].index + 1} of {len(sample.items)}"
     say(
         f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}",
