@@ -11,7 +11,7 @@ Fleiss' κ). ``fairtalk label`` is its command.
 
 from __future__ import annotations
 
-from fairtalk.gold._agreement import Agreement, agreement
+from fairtalk.gold._agreement import MIN_SHARED_ITEMS, POOR_KAPPA, Agreement, agreement, averaging_warnings
 from fairtalk.gold._labels import GoldLog, Step
 from fairtalk.gold._reader import (
     REGARD_FIELDS,
@@ -29,6 +29,8 @@ from fairtalk.gold._server import LabelServer
 
 __all__ = [
     "MASK_TOKEN",
+    "MIN_SHARED_ITEMS",
+    "POOR_KAPPA",
     "REGARD_FIELDS",
     "Agreement",
     "Choice",
@@ -43,6 +45,7 @@ __all__ = [
     "SampleItem",
     "Step",
     "agreement",
+    "averaging_warnings",
     "draw_sample",
     "guideline",
     "is_gold_file",
