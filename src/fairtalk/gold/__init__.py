@@ -25,10 +25,11 @@ from fairtalk.gold._reader import (
 )
 from fairtalk.gold._sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
 from fairtalk.gold._schemes import Choice, Guideline, LabelScheme, guideline, label_scheme, label_schemes, question
-from fairtalk.gold._server import LabelServer
+from fairtalk.gold._server import MAX_NOTE, LabelServer
 
 __all__ = [
     "MASK_TOKEN",
+    "MAX_NOTE",
     "MIN_SHARED_ITEMS",
     "POOR_KAPPA",
     "REGARD_FIELDS",
