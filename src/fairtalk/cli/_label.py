@@ -71,7 +71,11 @@ def label(
     )
     sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
     log = GoldLog(output, sample, schemes, annotator=annotator)
-    server = LabelServer(log, port=port)
+    try:
+        server = LabelServer(log, port=port)
+    except BaseException:  # a busy port or session: the sample record it wrote goes with it (no label was given)
+        log.release()
+        raise
     where = "all given" if log.done else f"item {log.steps[log.position].index + 1} of {len(sample.items)}"
     say(
         f"labelling {len(sample.items):,} texts ({log.n_given:,} of {len(log.steps):,} labels given; {where}) into {output}",
@@ -83,8 +87,9 @@ def label(
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:
         server.server_close()
+        resume = "every label is given" if log.done else "run the same command to resume"
         say(
-            f"stopped: {_saved(log.n_given, len(log.steps), output)}; run the same command to resume",
+            f"stopped: {_saved(log.n_given, len(log.steps), output)}; {resume}",
             style="yellow",
             stderr=True,
             keep=[output],
@@ -115,9 +120,11 @@ def _agreement(paths: list[str], *, given: list[str]) -> None:
     if not paths:
         fail(_MSG_NO_GOLD)
     table = Table(title="agreement between annotators")
-    for column in ("label", "κ", "method", "observed agreement", "items all labelled", "annotators"):
-        table.add_column(column, justify="right" if column in ("κ", "observed agreement", "items all labelled") else "left")
     results = agreement(paths)
+    # nothing cut with an ellipsis: a narrow column wraps, and folds a word longer than it onto the next line
+    for column in ("label", "κ", "method", "observed agreement", "items all labelled", "annotators"):
+        right = column in ("κ", "observed agreement", "items all labelled")
+        table.add_column(column, justify="right" if right else "left", overflow="fold")
     for result in results:
         kappa = "n/a" if result.kappa != result.kappa else f"{result.kappa:.3f}"
         observed = "n/a" if result.observed != result.observed else f"{result.observed:.3f}"

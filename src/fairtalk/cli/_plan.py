@@ -82,6 +82,8 @@ MAX_DESIGN_EFFECT = 1e6
 _MSG_SIZE = "{flag} must be a positive number in [{low:g}, {high:g}] (in the measure's units), got {value!r}"
 #: The significance level when none is given (nor an earlier audit's): the scoring option's default.
 _ALPHA: float = cli_default("alpha")
+#: The power planned for when none is given: the scoring option's default.
+_POWER: float = cli_default("power")
 _MSG_ALPHA = "--alpha must be " + ALPHA_RANGE + ", got {value!r}"
 _MSG_POWER = "--power must be " + POWER_RANGE + ", got {value!r}"
 _MSG_DEFF = "--design-effect must be in (0, {high:g}], got {value!r}"
@@ -1211,7 +1213,7 @@ def _check_mode(gate: bool, gold: float | None, given: dict[str, object]) -> Non
         fail(_MSG_GOLD_AND_GATE)
     unused: tuple[str, ...] = ("--effect", "--rate", "--tests", "--design-effect")
     if gold is not None:
-        mode, what, flags = "--gold", _GOLD_PLANS, unused
+        mode, what, flags = "--gold", _GOLD_PLANS, ("--power", *unused)  # a labelled interval has no power
     elif gate:
         mode, what, flags = "--gate", _GATE_PLANS, ("--measure", "--sd", *unused)
     else:
@@ -1229,14 +1231,14 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
         fail(_MSG_NO_KEY)
     _check_size("--gold", half_width)
     _check_alpha(alpha)
-    floor, caveat, kind = 0.0, "", None
+    floor, caveat, kind, run_pairs = 0.0, "", None, None
     if sd is not None:
         _check_size("--sd", sd)
         error_sd, source = sd, "--sd"
         if results is not None:
             kind = _result_kind(results, measure)
     elif results is not None:
-        error_sd, floor, source, caveat = _labelled_spread(results, measure, alpha)
+        error_sd, floor, source, caveat, run_pairs = _labelled_spread(results, measure, alpha)
         kind = _result_kind(results, measure)
     else:
         fail(_MSG_NO_ERROR_SPREAD)
@@ -1263,6 +1265,15 @@ def _labels(measure: str | None, half_width: float, results: str | None, sd: flo
     )
     if caveat:
         say(caveat, style="yellow")
+    if run_pairs is not None and needed > run_pairs:
+        shrinks = ""
+        if floor:
+            least_labels = max(LEAST_LABELS, labels_needed(half_width, error_sd, alpha=alpha))
+            shrinks = _MSG_FLOOR_SHRINKS.format(floor=amount(floor), pairs=run_pairs, least=least_labels)
+        say(
+            _MSG_MORE_THAN_RUN.format(needed=needed, pairs=run_pairs, path=results, responses=2 * needed) + shrinks,
+            style="yellow",
+        )
 
 
 def _half_width_text(half: float, *, rate: bool) -> str:
@@ -1284,14 +1295,33 @@ _MSG_FLOOR = (
 _MSG_OLD_PPI = (
     "{path}: its labelled estimate of {name!r} does not split its spread (written by an older fairtalk): rerun score --gold"
 )
+_MSG_MORE_THAN_RUN = (
+    "warning: {needed:,} labelled pairs are more than the {pairs:,} pairs {path} scored, and only pairs an audit holds "
+    "can be labelled: audit at least {needed:,} pairs and label {needed:,} of them (label --n {responses:,}: both sides "
+    "of each pair)"
+)
+_MSG_FLOOR_SHRINKS = (
+    "; the scorer's own term, {floor}, was measured at the run's {pairs:,} pairs and shrinks as more are scored, so "
+    "in a larger audit as few as {least:,} labels may do: plan again from its run with --gold"
+)
 _CAVEAT_FEW = (
     "warning: only {k} labelled {unit} in {path} {verb} with the scorer, too few to estimate its error; its estimate is "
     "the labels' alone and so is the spread used, so the labels planned may be more than needed"
 )
 
 
-def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, float, str, str]:
-    """From a run with --gold: the per-pair error spread of the labelled term, the scorer-only half-width, the source, a caveat.
+_CAVEAT_NO_NARROWER = (
+    "warning: the labelled estimate in {path} is the labels' alone (PPI++'s interval was no narrower), so the spread "
+    "used is the labels' own, not the scorer's error; the labels planned may be more than a scorer that helps needs"
+)
+
+
+def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, float, str, str, int | None]:
+    """From a run with --gold: the labelled term's per-pair spread, the scorer-only half-width, the source, a caveat, its pairs.
+
+    The spread is the scorer's per-pair error where the run's estimate was PPI's, else (the labels alone: too few
+    disagreements, or PPI++ no narrower) the labels' own, and the caveat says so. Its pairs are the run's (None where
+    the file does not say).
 
     The labelled pairs' term is the only one more labels shrink (``se_labelled * sqrt(n_labels)`` per pair); the
     scorer's term on every pair (``se_scorer``) sets a half-width no number of labels can beat.
@@ -1318,7 +1348,11 @@ def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, f
     unit = ("dialogue" if k == 1 else "dialogues") if clustered else ("pair" if k == 1 else "pairs")  # as score says it
     verb = "disagrees" if k == 1 else "disagree"
     caveat = _CAVEAT_FEW.format(k=k, unit=unit, verb=verb, path=results) if few else ""
-    return float(labelled) * math.sqrt(n_labels), floor, f"{results} ({ppi['n_labels']} labels)", caveat
+    if not few and ppi.get("effective_labels") is None:  # the labels alone: PPI++'s interval was no narrower
+        caveat = _CAVEAT_NO_NARROWER.format(path=results)
+    items = ppi.get("n_items")
+    run_pairs = items if isinstance(items, int) and not isinstance(items, bool) and items > 0 else None
+    return float(labelled) * math.sqrt(n_labels), floor, f"{results} ({ppi['n_labels']} labels)", caveat, run_pairs
 
 
 @app.command()
@@ -1351,8 +1385,12 @@ def plan(  # noqa: C901
         default=None,
         note=f"Default: with --measure, the earlier audit's (--results), else {_ALPHA:g}; with --gate or --gold, {_ALPHA:g}.",
     ),
-    power: float = score_option(
-        "power", "--power", ranged=True, note="Here: the power planned for (of detecting --effect, or of showing equivalence)."
+    power: float | None = score_option(
+        "power",
+        "--power",
+        ranged=True,
+        default=None,
+        note=f"Here: the power planned for (of detecting --effect, or of showing equivalence). Default: {_POWER:g}.",
     ),
     tests: int | None = typer.Option(
         None,
@@ -1372,12 +1410,11 @@ def plan(  # noqa: C901
     ),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
-    if not 0 < power <= MAX_POWER:
-        fail(_MSG_POWER.format(value=power))
     _check_mode(
         gate,
         gold,
         {
+            "--power": power,
             "--measure": measure,
             "--effect": effect,
             "--sd": sd,
@@ -1389,6 +1426,9 @@ def plan(  # noqa: C901
     if gold is not None:
         _labels(measure, gold, results, sd, alpha if alpha is not None else _ALPHA)
         return
+    power = power if power is not None else _POWER
+    if not 0 < power <= MAX_POWER:
+        fail(_MSG_POWER.format(value=power))
     if gate:
         level = alpha if alpha is not None else _ALPHA
         _check_alpha(level)
@@ -1444,7 +1484,7 @@ def _detect(
     except ValueError as err:
         fail(f"{measure}: {err}")
     amount = functools.partial(measure_amount, m=kind or "")
-    shown = amount(effect)
+    shown = _effect_text(effect, amount(effect), percent=kind in ("rate", "corpus"))
     say(
         f"{measure}: {needed:,} pairs detect a difference of {shown} with power {power:.0%} "
         f"(two-sided, α {level:g} over {family} test{'s' if family != 1 else ''} → {level / family:.3g} each; "
@@ -1455,6 +1495,15 @@ def _detect(
         mde = known.get("mde")
         at = f"; its minimum detectable effect was {amount(mde)}" if isinstance(mde, int | float) else ""
         say(f"the earlier audit had {int(known['n_pairs']):,} pairs{at}")
+
+
+def _effect_text(effect: float, shown: str, *, percent: bool) -> str:
+    """``shown`` (the effect as the report writes it), or more digits where its two decimals lose it (1e-9: not "0.00 pp")."""
+    value = 100 * effect if percent else effect
+    number = float(shown.split()[0])
+    if math.isclose(number, value, rel_tol=0.005):
+        return shown
+    return f"{value:.3g} pp" if percent else f"{value:.3g}"
 
 
 def _detect_spread(measure: str, results: str | None, sd: float | None, rate: float | None) -> tuple[dict[str, Any], str]:

@@ -11,7 +11,7 @@ Fleiss' κ). ``fairtalk label`` is its command.
 
 from __future__ import annotations
 
-from fairtalk.gold._agreement import Agreement, agreement
+from fairtalk.gold._agreement import MIN_SHARED_ITEMS, POOR_KAPPA, Agreement, agreement, averaging_warnings
 from fairtalk.gold._labels import GoldLog, Step
 from fairtalk.gold._reader import (
     REGARD_FIELDS,
@@ -25,10 +25,13 @@ from fairtalk.gold._reader import (
 )
 from fairtalk.gold._sample import MASK_TOKEN, Sample, SampleItem, draw_sample, read_items, resolve_input
 from fairtalk.gold._schemes import Choice, Guideline, LabelScheme, guideline, label_scheme, label_schemes, question
-from fairtalk.gold._server import LabelServer
+from fairtalk.gold._server import MAX_NOTE, LabelServer
 
 __all__ = [
     "MASK_TOKEN",
+    "MAX_NOTE",
+    "MIN_SHARED_ITEMS",
+    "POOR_KAPPA",
     "REGARD_FIELDS",
     "Agreement",
     "Choice",
@@ -43,6 +46,7 @@ __all__ = [
     "SampleItem",
     "Step",
     "agreement",
+    "averaging_warnings",
     "draw_sample",
     "guideline",
     "is_gold_file",

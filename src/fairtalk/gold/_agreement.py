@@ -24,7 +24,18 @@ import numpy as np
 from fairtalk.errors import InputError
 from fairtalk.gold._reader import Gold, GoldLabel, ItemKey, outside_scheme, read_gold
 
-__all__ = ["Agreement", "agreement"]
+__all__ = ["MIN_SHARED_ITEMS", "POOR_KAPPA", "Agreement", "agreement", "averaging_warnings"]
+
+#: Below this κ (Landis and Koch's "slight" agreement, 0 to 0.2, or worse), on at least :data:`MIN_SHARED_ITEMS` items
+#: labelled by all, the annotators of one gold file are said to contradict each other where their labels are averaged.
+POOR_KAPPA = 0.2
+#: The fewest items all annotators labelled for their κ to be judged (fewer: κ is too uncertain to warn on).
+MIN_SHARED_ITEMS = 20
+_WARN_POOR = (
+    "{field}: the gold file's annotators {names} agree poorly ({method} κ {kappa:.2f}, below {poor:g}; {observed:.0%} of "
+    "the {n:,} items all of them labelled agree): their labels are averaged on each item, so the labelled estimate mixes "
+    "judgements that contradict each other; settle the guideline with them, or give a gold file of one annotator's labels"
+)
 
 _MSG_ONE_ANNOTATOR = "agreement needs labels of at least two annotators; the gold files hold one ({names})"
 
@@ -104,6 +115,11 @@ def agreement(paths: Sequence[str | os.PathLike[str]]) -> list[Agreement]:
     raters = _raters([read_gold(path) for path in paths])
     if len(raters) < 2:
         raise InputError(_MSG_ONE_ANNOTATOR.format(names=", ".join(raters)))
+    return _agreements(raters)
+
+
+def _agreements(raters: dict[str, Gold]) -> list[Agreement]:
+    """κ per label field among ``raters`` (annotator -> their labels)."""
     fields = list(dict.fromkeys(field for gold in raters.values() for field in gold.fields))
     labelled = {field: tuple(name for name, gold in raters.items() if field in gold.fields) for field in fields}
     outside: dict[str, tuple[tuple[int, ...], list[GoldLabel]]] = {}
@@ -126,3 +142,28 @@ def agreement(paths: Sequence[str | os.PathLike[str]]) -> list[Agreement]:
         observed = float(np.mean(np.all(table == table[:, :1], axis=1))) if len(common) else math.nan
         out.append(Agreement(field, method, _kappa(table, method), observed, len(common), names, tuple(left_out), allowed))
     return out
+
+
+def averaging_warnings(gold: Gold) -> tuple[str, ...]:
+    """A warning for each label field whose annotators in one gold file agree poorly where their labels are averaged.
+
+    ``Gold.values`` averages the annotators' labels of an item; where their κ over at least :data:`MIN_SHARED_ITEMS`
+    items all of them labelled is below :data:`POOR_KAPPA`, that average mixes contradicting judgements: the warning
+    names the annotators, κ and the share of items on which all agree. A NaN κ (one label everywhere) is no warning.
+    """
+    raters = _raters([gold])
+    if len(raters) < 2:
+        return ()
+    return tuple(
+        _WARN_POOR.format(
+            field=found.field,
+            names=" and ".join(found.annotators) if len(found.annotators) == 2 else ", ".join(found.annotators),
+            method="Cohen's" if found.method == "cohen" else "Fleiss'",
+            kappa=found.kappa,
+            poor=POOR_KAPPA,
+            observed=found.observed,
+            n=found.n_items,
+        )
+        for found in _agreements(raters)
+        if found.n_items >= MIN_SHARED_ITEMS and found.kappa < POOR_KAPPA
+    )

@@ -13,7 +13,9 @@ the seed, the size, the measures, and the items in order. A restart with the sam
 it and resumes at the first unlabelled item; a restart with another input, seed, size or
 measure is refused (one line naming what differs), never mixed in. A record whose items are this
 sample's in another order (written by a fairtalk that did not yet serve a pair's sides together)
-is taken as it is: the labels given are kept and the rest come in this sample's order. Several annotators may write to
+is taken as it is: the labels given are kept and the rest come in this sample's order. A session that ends with no
+label in the gold file (a busy port, Ctrl-C before the first label) removes the record it wrote, so it does not refuse
+the next command's sample; a record a gold file holding labels belongs to is never removed. Several annotators may write to
 one file (each row names its annotator; writes take a lock on the sample record), or each to
 their own; one annotator labels in one session at a time: :meth:`GoldLog.claim` locks
 ``GOLD.jsonl.<annotator>.lock`` (removed by :meth:`GoldLog.release`), and a second session of the
@@ -103,6 +105,7 @@ class GoldLog:
         self.steps = tuple(Step(i, item, s) for i, item in enumerate(sample.items) for s in self.schemes)
         self._index = {self._key(step.item.id, step.item.side, step.scheme.field): step.index for step in self.steps}
         self._step_of = {(step.index, step.scheme.field): number for number, step in enumerate(self.steps)}
+        self._wrote_record = False  # whether this log wrote the sample record (removed if it ends with no label)
         self._check_record()
         self._done: set[tuple[int, str]] = set()
         self._order: list[tuple[int, str]] = []
@@ -131,6 +134,7 @@ class GoldLog:
             if self.path.exists() and self.path.stat().st_size > 0:
                 raise InputError(_MSG_NO_RECORD.format(path=self.path, record=self.record_path.name))
             write_text_atomic(self.record_path, json.dumps(mine, indent=1) + "\n")
+            self._wrote_record = True
             return
         try:  # its size and depth checked before it is parsed
             theirs = read_json_file(self.record_path, what="sample record")
@@ -152,11 +156,44 @@ class GoldLog:
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
-        """Hold an exclusive lock on the sample record (never replaced after it is written) while the file changes."""
-        with self.record_path.open("rb") as handle:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        """Hold an exclusive lock on the sample record while the file changes.
+
+        A record is replaced only where a session that gave no label removed it (:meth:`release`) and another wrote it
+        anew: the one locked is checked again (this sample's, or InputError), so labels of one sample never go under
+        another's record.
+        """
+        for _ in range(_CLAIM_TRIES):
+            if not self.record_path.exists():
+                self._check_record()  # removed by a session that ended with no label given: written again
             try:
-                yield
+                handle = self.record_path.open("rb")
+            except FileNotFoundError:
+                continue
+            with handle:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+                try:
+                    if _same_file(handle.fileno(), self.record_path):  # not removed while we waited for the lock
+                        self._check_record()
+                        yield
+                        return
+                finally:
+                    fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+        raise OutputError(_MSG_LOCK.format(reason="its sample record keeps being replaced"), path=str(self.record_path))
+
+    def _forget_record(self) -> None:
+        """Remove the sample record this log wrote where the gold file holds no label (none was given).
+
+        Left, it would refuse another sample on a file that does not exist. One that a gold file holding labels belongs
+        to is kept; another session of the same file writes it again with its first label (:meth:`_locked`).
+        """
+        if not self._wrote_record:
+            return
+        self._wrote_record = False
+        with contextlib.suppress(OSError), self.record_path.open("rb") as handle:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # no label is being appended meanwhile
+            try:
+                if _same_file(handle.fileno(), self.record_path) and not _holds_rows(self.path):
+                    self.record_path.unlink()
             finally:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
@@ -213,7 +250,12 @@ class GoldLog:
         return fd
 
     def release(self) -> None:
-        """End the session :meth:`claim` started: the lock file is removed and unlocked (a no-op without one)."""
+        """End the session :meth:`claim` started: the lock file is removed and unlocked (a no-op without one).
+
+        A sample record this log wrote is removed too where the gold file holds no label (the session gave none), so
+        it does not refuse the next command's sample; one with labels is kept.
+        """
+        self._forget_record()
         if self._session is None:
             return
         fd, path = self._session
@@ -461,6 +503,14 @@ def _truncate(fd: int, size: int) -> bool:
     except OSError:
         return False
     return True
+
+
+def _holds_rows(path: Path) -> bool:
+    """Whether the gold file exists and is not empty (it holds a label, or a torn row of one)."""
+    try:
+        return path.stat().st_size > 0
+    except FileNotFoundError:
+        return False
 
 
 def _same_file(fd: int, path: Path) -> bool:

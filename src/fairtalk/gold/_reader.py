@@ -47,6 +47,10 @@ _MSG_NAME = (
     "regard's and sentiment's"
 )
 _MSG_NO_LABEL = "the row holds no label (no measure field)"
+_MSG_NOT_GOLD = (
+    "not a gold file: its rows hold {what}, not labels; give a gold file `fairtalk label -o` wrote "
+    "(rows of pair_id, side or id, a measure's integer label and annotator)"
+)
 _MSG_TWICE = "{field} of {item} is labelled twice by {annotator!r}"
 _MSG_EMPTY = "the gold file holds no label"
 _MSG_NOT_TEXTS = (
@@ -221,6 +225,7 @@ def iter_labels(path: str | os.PathLike[str]) -> Iterator[tuple[int, GoldLabel]]
             raise InputError(_MSG_MIXED, path=str(path), line=line)
         kind = row_kind
         fields = [f for f in row if f not in _NOT_LABELS]
+        _check_labels_row(row, fields, path, line)
         if not fields:
             raise InputError(_MSG_NO_LABEL, path=str(path), line=line)
         for field in fields:
@@ -237,6 +242,15 @@ def iter_labels(path: str | os.PathLike[str]) -> Iterator[tuple[int, GoldLabel]]
                     text=row["text"] if isinstance(row.get("text"), str) else None,
                 ),
             )
+
+
+def _check_labels_row(row: Mapping[str, Any], fields: list[str], path: Path, line: int) -> None:
+    """InputError "not a gold file" for a row of another file: an audit's response, or texts with no annotator."""
+    if "response" in row:
+        raise InputError(_MSG_NOT_GOLD.format(what="an audit's responses (a response field)"), path=str(path), line=line)
+    texts = [f for f in fields if isinstance(row[f], str) and row[f].strip().lower() not in _REGARD_NAMES]
+    if texts and "annotator" not in row:
+        raise InputError(_MSG_NOT_GOLD.format(what=f"texts ({', '.join(texts[:3])}) and no annotator"), path=str(path), line=line)
 
 
 def read_gold(path: str | os.PathLike[str]) -> Gold:

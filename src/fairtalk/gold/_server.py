@@ -24,8 +24,8 @@ Routes, under ``/<token>/``: ``GET`` the page (the current item rendered in it);
 the page's state as JSON; ``POST label`` ``{"step", "value", "note"}``; ``POST undo``
 ``{"step"}`` (the state's ``undo``: the label it takes back); ``POST done``, after which
 :meth:`LabelServer.serve_forever` returns. A label that is not the next one, or an undo of a label
-that is not the last given (a second tab, a stale page), is answered 409 with the current state,
-and changes nothing; one the disk
+that is not the last given (a second tab, a stale page), or a note longer than :data:`MAX_NOTE` characters
+(never cut without a word), is answered 409 with the current state, and changes nothing; one the disk
 would not take whole (a full disk) is answered 507 with the error the page shows, and the file is
 cut back to its whole rows. A malformed request is answered 4xx and changes nothing: no, a
 negative, a malformed or two ``Content-Length`` (411 or 400), a body larger than 64 KiB (413), one
@@ -52,11 +52,14 @@ from fairtalk.gold._labels import GoldLog
 from fairtalk.gold._schemes import LabelScheme, guideline, question
 from fairtalk.records import split_turns, turn_roles
 
-__all__ = ["LabelServer"]
+__all__ = ["MAX_NOTE", "LabelServer"]
 
 _MSG_PORT_IN_USE = "port {port} is in use on 127.0.0.1: give another --port, or --port 0 for a free one"
 _MSG_PORT = "cannot listen on 127.0.0.1:{port} ({reason})"
 _MAX_BODY = 1 << 16
+#: The longest note a label takes, in characters (the page's note field holds no more).
+MAX_NOTE = 2000
+_MSG_LONG_NOTE = "the note is {n:,} characters, more than the {limit:,} a label keeps: shorten it (the label was not given)"
 #: Seconds a connection may stay silent (mid-body included) before it is closed.
 _SOCKET_TIMEOUT = 60
 _MSG_LENGTH_REQUIRED = "send the body with a Content-Length"
@@ -366,7 +369,9 @@ class LabelServer(ThreadingHTTPServer):
                 step, note = body.get("step"), body.get("note") or ""
                 if isinstance(step, bool) or not isinstance(step, int) or not isinstance(note, str):
                     raise InputError('a label is {"step": int, "value": int, "note": str}')
-                self.log.add(step, body.get("value"), note[:2000])
+                if len(note) > MAX_NOTE:  # never cut without a word (the page's field takes no more)
+                    raise InputError(_MSG_LONG_NOTE.format(limit=MAX_NOTE, n=len(note)))
+                self.log.add(step, body.get("value"), note)
             return _page_state(self.log)
 
     def server_close(self) -> None:

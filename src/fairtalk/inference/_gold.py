@@ -28,7 +28,7 @@ import numpy as np
 from fairtalk._jsonl import read_json_file
 from fairtalk._responses import ResponseSet
 from fairtalk.errors import InputError
-from fairtalk.gold import Gold, ItemKey, outside_scheme, read_gold, sample_record_path
+from fairtalk.gold import Gold, ItemKey, averaging_warnings, outside_scheme, read_gold, sample_record_path
 from fairtalk.stats import PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "OtherAnswersError", "check_gold", "gold_estimates"]
@@ -201,6 +201,7 @@ def gold_estimates(
     warnings = _check_answers(gold, responses, path)
     gold, out_of_scheme = _in_scheme(gold, judge_scale)
     warnings += out_of_scheme
+    warnings += averaging_warnings(gold)  # annotators who contradict each other, averaged item by item
     index = {r.pair_id: i for i, r in enumerate(responses.a)}
     n = len(index)
     groups = None if clusters is None else np.asarray(clusters)
