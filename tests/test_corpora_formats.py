@@ -168,7 +168,10 @@ def test_utf16_text_is_an_error_saying_so(tmp_path: Path, encoding: str) -> None
 # ---------------------------------------------------------------------------- the pairs table
 
 
-def test_pairs_table_says_kept_without_a_part_for_records_kept(tmp_path: Path) -> None:
+def test_pairs_table_says_kept_without_a_part_for_records_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from fairtalk.cli._console import err_console
+
+    monkeypatch.setattr(err_console, "_width", 250)  # one table row a line, whatever width the console was made with
     corpus = tmp_path / "c.jsonl"
     lines = [
         {"messages": [{"role": "system", "content": "be nice"}, {"role": "user", "content": "she is a nurse"}]},
