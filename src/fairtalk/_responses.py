@@ -193,7 +193,7 @@ class ResponseColumn(RecordColumn[Response]):
 
     @property
     def rest(self) -> Sequence[Extra] | None:
-        """Each response's extra fields but its seed, in order (None: no response has any)."""
+        """Each response's extra fields but its seed and the column's :attr:`axis`, in order (None: no response has any)."""
         return self._rest
 
     def __len__(self) -> int:
