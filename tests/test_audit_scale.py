@@ -179,11 +179,12 @@ def test_generation_holds_answers_as_columns_not_a_record_per_pair_side(gender: 
         assert not any(isinstance(item, Response) for value in held if isinstance(value, list) for item in value)
         assert isinstance(column._seeds, np.ndarray) and column._seeds.dtype == np.int64
         assert column._rest is None  # no cluster, no finish reason: nothing per pair beside the seed
+        assert column.axis == "gender"  # the pairs' axis, held once per column
         assert list(column.texts) == [r.response for r in column] == list(response_texts(column))
         assert [r.context for r in column] == [getattr(p, side) for p in pairs]
     first = rs.a[0]
     assert first == Response(pairs[0].id, "a", pairs[0].a, rs.a.texts[0])
-    assert first.extra == (("seed", generate_module.item_seed(0, pairs[0].id, "a")),)
+    assert first.extra == (("seed", generate_module.item_seed(0, pairs[0].id, "a")), ("axis", "gender"))
     assert rs.a[-1] == rs.a[len(rs.a) - 1] and rs.b[1:3] == (rs.b[1], rs.b[2])
     with pytest.raises(IndexError):
         rs.a[len(rs.a)]
@@ -201,7 +202,8 @@ def test_a_column_keeps_clusters_and_a_set_of_columns_filters_like_one_of_record
     pairs.append(Pair("p5", "gender", "he said", "", "a", cluster="dialogue2"))
     rs = _generated(pairs).responses
     assert isinstance(rs.a, ResponseColumn)
-    assert rs.a[3].extra == (("seed", generate_module.item_seed(0, "p3", "a")), ("cluster", "dialogue1"))
+    seed = generate_module.item_seed(0, "p3", "a")
+    assert rs.a[3].extra == (("seed", seed), ("axis", "gender"), ("cluster", "dialogue1"))
     assert rs.clusters == tuple(f"dialogue{i // 2}" for i in range(6))
     records = read_responses([r for pair in zip(rs.a, rs.b) for r in pair])
     assert (rs.pair_ids, rs.a, rs.b) == (records.pair_ids, records.a, records.b)

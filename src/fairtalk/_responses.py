@@ -19,7 +19,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from itertools import chain
+from itertools import chain, repeat
 from pathlib import Path
 from types import MappingProxyType
 from typing import IO, Any, cast, overload
@@ -68,8 +68,16 @@ _MSG_CONFLICT = (
     " {first}; each pair's side must be answered once (identical copies are allowed), so remove the extra records"
 )
 
-_MSG_OTHER_AXIS = (
-    "these responses answer {found!r} pairs (their pair ids start '{found}-'), not {axis!r} ones: score them {advice}"
+_MSG_OTHER_AXIS = "these responses answer {found!r} pairs ({why}), not {axis!r} ones: score them {advice}"
+_WHY_ID = "their pair ids start '{found}-'"
+_WHY_NAMED = "so their records' axis field says, copied from the pairs by `fairtalk respond`"
+_ADVICE_UNKNOWN = "with the lexicon file their pairs were made with (--axis FILE; its axis is {found!r})"
+_WARN_UNKNOWN_IDS = (
+    "{n:,} of {total:,} pairs have ids of the form `fairtalk pairs` gives, naming an axis that is neither {axis!r} "
+    "(the axis scored) nor any axis known here ({listed}; the first {pair_id!r}), and their records name no axis "
+    "(written before `fairtalk respond` recorded the pairs' axis, or made elsewhere): if they answer pairs made with "
+    "a lexicon file, score them with that file (--axis FILE), or the report names an axis they are not of; ids of "
+    "your own need nothing"
 )
 _MSG_MIXED_AXES = (
     "these responses mix the pairs of several axes ({counts}): pair {pair_id!r} is of axis {found!r}, not {axis!r}, "
@@ -105,6 +113,10 @@ Extra = tuple[tuple[str, object], ...]
 #: The field of a failed side's record: why the model gave no answer (``"<kind>: <message>"``).
 ERROR_FIELD = "error"
 
+#: The field naming the axis of the pair a response answers (``Pair.axis``), as `fairtalk respond` records it, so
+#: that scoring can refuse answers to another axis' pairs even where the pair id does not say (a lexicon file's axis).
+AXIS_FIELD = "axis"
+
 
 def failed_response(pair_id: str, side: Side, context: str, error: str, extra: Extra = ()) -> Response:
     """The record of a side the model failed on: no answer (``""``, written as null) and ``error`` saying why."""
@@ -125,14 +137,15 @@ def count_loss(counts: dict[str, int], lost_a: bool, lost_b: bool, n: int = 1) -
 class ResponseColumn(RecordColumn[Response]):
     """One side's responses to aligned pairs, held as columns: the records are built when read.
 
-    Item ``i`` is ``Response(pair_ids[i], side, contexts[i], texts[i], (("seed", seeds[i]), *rest[i]))``.
+    Item ``i`` is ``Response(pair_ids[i], side, contexts[i], texts[i], (("seed", seeds[i]), *axis, *rest[i]))``,
+    where ``axis`` is ``(("axis", axis),)`` for a column of one axis' pairs (:data:`AXIS_FIELD`), else nothing.
     Besides its answer text, a response costs a reference to its context, 8 bytes of seed and
     (only when some response has a cluster or a finish reason) a reference to those: generation
     holds a million pairs' answers this way instead of two ``Response`` records and their
     ``extra`` tuples per pair. It equals any sequence of the same records (a tuple of them).
     """
 
-    __slots__ = ("_contexts", "_ids", "_rest", "_seeds", "_side", "_texts")
+    __slots__ = ("_axis", "_contexts", "_ids", "_rest", "_seeds", "_side", "_texts")
     _name = "response column"
 
     def __init__(
@@ -143,6 +156,7 @@ class ResponseColumn(RecordColumn[Response]):
         texts: Sequence[str],
         seeds: np.ndarray,
         rest: Sequence[Extra] | None = None,
+        axis: str | None = None,
     ) -> None:
         n = len(pair_ids)
         if not len(contexts) == len(texts) == len(seeds) == (n if rest is None else len(rest)) == n:
@@ -150,6 +164,7 @@ class ResponseColumn(RecordColumn[Response]):
         self._ids, self._side, self._contexts, self._texts = pair_ids, side, contexts, texts
         self._seeds = np.asarray(seeds, dtype=np.int64)
         self._rest = None if rest is None or not any(rest) else rest
+        self._axis: Extra = ((AXIS_FIELD, axis),) if axis else ()
 
     @property
     def pair_ids(self) -> tuple[str, ...]:
@@ -172,15 +187,20 @@ class ResponseColumn(RecordColumn[Response]):
         return self._contexts
 
     @property
+    def axis(self) -> str | None:
+        """The axis of every pair answered (:data:`AXIS_FIELD`), or None: the records name their own, if any."""
+        return str(self._axis[0][1]) if self._axis else None
+
+    @property
     def rest(self) -> Sequence[Extra] | None:
-        """Each response's extra fields but its seed, in order (None: no response has any)."""
+        """Each response's extra fields but its seed and the column's :attr:`axis`, in order (None: no response has any)."""
         return self._rest
 
     def __len__(self) -> int:
         return len(self._ids)
 
     def _record(self, i: int) -> Response:
-        extra: Extra = (("seed", int(self._seeds[i])),)
+        extra: Extra = (("seed", int(self._seeds[i])), *self._axis)
         if self._rest is not None:
             extra += self._rest[i]
         return Response(self._ids[i], self._side, self._contexts[i], self._texts[i], extra)
@@ -453,46 +473,122 @@ def id_axis(pair_id: str) -> str | None:
     return None if found is None else found.group(1)
 
 
-def check_axis(responses: ResponseSet, axis: str, known: Mapping[str, str | None]) -> None:
-    """Raise InputError when a pair id names another known axis than ``axis`` (other ids pass: a user's own pairs).
+def _axis_named(extra: Extra) -> str | None:
+    """The axis a record's :data:`AXIS_FIELD` names (None: no such field, or not a non-empty string)."""
+    for key, value in extra:  # no dict per record
+        if key == AXIS_FIELD:
+            return value if isinstance(value, str) and value else None
+    return None
 
-    ``known``: the axes a pair id's prefix is taken for (``conv-00d9892d42b4b548`` is a user's own id, not an
-    axis ``conv``), each with the lexicon file that holds it, or None for an axis known by name (built-in,
-    registered): the advice names the file to score with, as a file's axis is no name to score on.
-    A multiway axis' pairs (``religion:christian-muslim``) count as known when their axis (``religion``) is.
+
+def _side_axes(side: Sequence[Response]) -> Iterable[str | None]:
+    """The axis each record of one side names: a column's own, with no record built."""
+    if isinstance(side, ResponseColumn):
+        return repeat(side.axis, len(side)) if side.axis is not None else map(_axis_named, _extras(side))
+    return (_axis_named(r.extra) for r in side)
+
+
+def _named_axes(responses: ResponseSet, axis: str) -> dict[str, str]:
+    """Each pair's axis as its records name it (:data:`AXIS_FIELD`); pairs whose records name none are left out.
+
+    Where a pair's records name different axes, one other than ``axis`` is kept.
+    """
+    named: dict[str, str] = {}
+    sides = zip(responses.pair_ids, _side_axes(responses.a), _side_axes(responses.b))
+    found = chain(
+        ((r.pair_id, _axis_named(r.extra)) for r in responses.left_out),
+        ((pair_id, name) for pair_id, name_a, name_b in sides for name in (name_a, name_b)),
+    )
+    for pair_id, name in found:
+        if name is not None and named.get(pair_id, axis) == axis:
+            named[pair_id] = name
+    return named
+
+
+def _pair_axis(pair_id: str, named: str | None, axis: str, known: Mapping[str, str | None]) -> str | None:
+    """The axis a pair is taken to be of (None: neither its records nor its id name one).
+
+    The one its records name (``named``), unless that is ``axis`` and its id names another known
+    axis; an id naming no known axis may be a user's own, and names none.
+    """
+    if named is not None and named != axis:
+        return named
+    found = id_axis(pair_id)
+    if found is not None and (found in known or found.partition(":")[0] in known):
+        return found
+    return named
+
+
+def check_axis(responses: ResponseSet, axis: str, known: Mapping[str, str | None]) -> tuple[str, ...]:
+    """Raise InputError when a pair is of another axis than ``axis``; the warnings on the pairs whose axis is unsure.
+
+    A pair's axis is the one its records name (:data:`AXIS_FIELD`: `fairtalk respond` records the
+    pairs' axis, a lexicon file's axis included), or the one its id names (``gender-55cd42283474fa0f``)
+    when that is a ``known`` axis. ``known``: the axes a pair id's prefix is taken for
+    (``conv-00d9892d42b4b548`` may be a user's own id, not an axis ``conv``), each with the lexicon file
+    that holds it, or None for an axis known by name (built-in, registered): the advice names the file
+    to score with, as a file's axis is no name to score on. A multiway axis' pairs
+    (``religion:christian-muslim``) count as known when their axis (``religion``) is.
 
     The error names the axis the responses belong to, or where they mix axes, how many pairs each
-    has; and, for a JSONL file, the line of the first record of another axis.
+    has; and, for a JSONL file, the line of the first record of another axis. The pairs whose records
+    name no axis (a file written before `fairtalk respond` recorded it) and whose ids have the form of a
+    pairs id but name no known axis are scored, with a warning: such ids may be a user's own.
     """
-
-    def of(pair_id: str) -> str | None:
-        found = id_axis(pair_id)
-        return found if found is not None and (found in known or found.partition(":")[0] in known) else None
-
-    pairs = {r.pair_id: of(r.pair_id) for r in responses.left_out}
-    pairs.update((pair_id, of(pair_id)) for pair_id in responses.pair_ids)
+    named = _named_axes(responses, axis)
+    ids = chain((r.pair_id for r in responses.left_out), responses.pair_ids)
+    pairs = {pair_id: _pair_axis(pair_id, named.get(pair_id), axis, known) for pair_id in ids}
     counts = Counter(found for found in pairs.values() if found is not None)
     others = [found for found in counts if found != axis]
-    if not others:
-        return
-    path, line, pair_id = _first_of_other_axis(responses, axis, of)
+    if others:
+        raise _other_axis(responses, axis, known, pairs, counts, frozenset(named.values()))
+    return _unknown_ids(pairs, axis)
+
+
+def _other_axis(
+    responses: ResponseSet,
+    axis: str,
+    known: Mapping[str, str | None],
+    pairs: Mapping[str, str | None],
+    counts: Counter[str],
+    named: frozenset[str],
+) -> InputError:
+    """The error of :func:`check_axis` for responses of another axis (``pairs``: each pair's axis, ``named``: those records name)."""
+    path, line, pair_id = _first_of_other_axis(responses, axis, lambda i, name: _pair_axis(i, name, axis, known))
     pair_id = pair_id or next(i for i, found in pairs.items() if found is not None and found != axis)
     if len(counts) == 1:
-        file = known.get(others[0])
-        advice = f"on axis {others[0]!r}" if file is None else f"with --lexicon {file} (of axis {others[0]!r})"
-        message = _MSG_OTHER_AXIS.format(found=others[0], axis=axis, advice=advice)
-    else:
-        listed = ", ".join(f"{name} {n:,} pair{'s' if n != 1 else ''}" for name, n in counts.most_common())
-        message = _MSG_MIXED_AXES.format(counts=listed, pair_id=pair_id, found=id_axis(pair_id), axis=axis)
-    raise InputError(message, path=path, line=line)
+        found = next(iter(counts))
+        file = known.get(found)
+        if found not in known and found.partition(":")[0] not in known:
+            advice = _ADVICE_UNKNOWN.format(found=found)
+        else:
+            advice = f"on axis {found!r}" if file is None else f"with --lexicon {file} (of axis {found!r})"
+        why = _WHY_NAMED if found in named else _WHY_ID.format(found=found)
+        return InputError(_MSG_OTHER_AXIS.format(found=found, why=why, axis=axis, advice=advice), path=path, line=line)
+    listed = ", ".join(f"{name} {n:,} pair{'s' if n != 1 else ''}" for name, n in counts.most_common())
+    message = _MSG_MIXED_AXES.format(counts=listed, pair_id=pair_id, found=pairs.get(pair_id), axis=axis)
+    return InputError(message, path=path, line=line)
+
+
+def _unknown_ids(pairs: Mapping[str, str | None], axis: str) -> tuple[str, ...]:
+    """The warning on the pairs of no axis known whose ids have the form of a pairs id naming another axis (none: none)."""
+    unknown = {pair_id: id_axis(pair_id) for pair_id, found in pairs.items() if found is None}
+    prefixes = Counter(prefix for prefix in unknown.values() if prefix is not None and prefix != axis)
+    if not prefixes:
+        return ()
+    first = next(pair_id for pair_id, prefix in unknown.items() if prefix is not None and prefix != axis)
+    listed = ", ".join(f"{name!r} {n:,} pair{'s' if n != 1 else ''}" for name, n in prefixes.most_common(3))
+    more = f" and {len(prefixes) - 3:,} more" if len(prefixes) > 3 else ""
+    n = prefixes.total()
+    return (_WARN_UNKNOWN_IDS.format(n=n, total=len(pairs), axis=axis, listed=listed + more, pair_id=first),)
 
 
 def _first_of_other_axis(
-    responses: ResponseSet, axis: str, of: Callable[[str], str | None]
+    responses: ResponseSet, axis: str, of: Callable[[str, str | None], str | None]
 ) -> tuple[str | None, int | None, str | None]:
     """The JSONL file the responses came from, the line and pair id of its first record of another axis than ``axis``.
 
-    ``of``: the known axis a pair id names, or None.
+    ``of``: the axis of a pair, from its id and the axis its record names (None: none), or None.
 
     ``(None, None, None)`` for responses not read from one JSONL file (records given in Python).
     """
@@ -504,8 +600,12 @@ def _first_of_other_axis(
             for number, text in numbered_lines(handle, path):
                 if not text.strip():
                     continue
-                pair_id = parse_object(text, path, number).get("pair_id")
-                found = of(pair_id) if isinstance(pair_id, str) else None
+                record = parse_object(text, path, number)
+                given = record.get("pair_id")
+                pair_id = str(given) if isinstance(given, int) and not isinstance(given, bool) else given
+                if not isinstance(pair_id, str):
+                    continue
+                found = of(pair_id, _axis_named(tuple(record.items())))
                 if found is not None and found != axis:
                     return path, number, pair_id
     except InputError:  # changed since it was read: the message names no line

@@ -98,8 +98,8 @@ def score(
     axis: str | None = typer.Option(
         None,
         "--axis",
-        help=f"An axis or a lexicon file. Axes: {AXES}. Responses to pairs of another axis (pair ids such as "
-        "race-55cd42283474fa0f) are refused.",
+        help=f"An axis or a lexicon file. Axes: {AXES}. Responses to pairs of another axis (as their records' axis "
+        "field, which respond writes, or pair ids such as race-55cd42283474fa0f say) are refused.",
     ),
     lexicon: str | None = typer.Option(
         None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."

@@ -28,6 +28,7 @@ import numpy as np
 
 from fairtalk._jsonl import MAX_RECORD_BYTES, RECORD_OVERHEAD, fit_in_record
 from fairtalk._responses import (
+    AXIS_FIELD,
     MAX_NEW_FIELD,
     PROMPT_CUT_FIELD,
     Extra,
@@ -355,6 +356,8 @@ class _Answers:
         self.texts: dict[Side, list[str]] = {"a": [], "b": []}
         self.seeds: dict[Side, array[int]] = {"a": array("q"), "b": array("q")}
         self.rest: dict[Side, list[Extra]] = {"a": [], "b": []}
+        self.axis: str | None = None  # the complete pairs' axis (the first one's), recorded once per column
+        self.other_axes: dict[int, str] = {}  # the complete pairs (by index) of another axis than the first
         self.errors: list[tuple[str, str, str]] = []
         self.error_counts: dict[str, int] = {}
         self.n_pairs_with_errors = self.n_truncated = 0
@@ -379,9 +382,17 @@ class _Answers:
                 count_loss(self.lost, lost_a, lost_b)
                 self._keep_lost(pair, (ra, rb), (seeds[2 * i], seeds[2 * i + 1]), cluster, (cut_a, cut_b))
                 continue
+            self._note_axis(pair.axis)
             self.ids.append(pair.id)
             self._add("a", ra, pair.a, seeds[2 * i], (*cluster, *cut_a))
             self._add("b", rb, pair.b, seeds[2 * i + 1], (*cluster, *cut_b))
+
+    def _note_axis(self, axis: str) -> None:
+        """The axis of the next complete pair: the column's, or one of its own where it differs from the first's."""
+        if self.axis is None:
+            self.axis = axis
+        elif axis != self.axis:
+            self.other_axes[len(self.ids)] = axis
 
     def _cut(self, n_tokens: int) -> Extra:
         """The fields of a response whose prompt lost ``n_tokens`` from its start (none when it lost none)."""
@@ -397,7 +408,7 @@ class _Answers:
     ) -> None:
         """The records of a pair left out: each side's answer, or its failure (``"<kind>: <message>"``)."""
         for side, item, context, seed, prompt_cut in zip(_SIDES, out, (pair.a, pair.b), seeds, cuts):
-            extra: Extra = (("seed", seed), *cluster, *prompt_cut)
+            extra: Extra = (("seed", seed), *_axis_field(pair.axis), *cluster, *prompt_cut)
             if isinstance(item, ResponderError):
                 self.left_out.append(failed_response(pair.id, side, context, f"{type(item).__name__}: {item}", extra))
                 continue
@@ -416,8 +427,16 @@ class _Answers:
         self.rest[side].append((*extra, *reason) if extra or reason else ())
 
     def responses(self) -> ResponseSet:
-        """The complete pairs' ResponseSet: each side a :class:`~fairtalk._responses.ResponseColumn`."""
+        """The complete pairs' ResponseSet: each side a :class:`~fairtalk._responses.ResponseColumn`.
+
+        Each record names its pair's axis (:data:`~fairtalk._responses.AXIS_FIELD`): once per column
+        where the pairs share one (no field per pair), else in each record's own fields.
+        """
         ids = tuple(self.ids)
+        rest = self.rest
+        if self.other_axes:  # pairs of several axes: each record names its own
+            axes = [self.other_axes.get(i, self.axis or "") for i in range(len(ids))]
+            rest = {side: [(*_axis_field(axis), *extra) for axis, extra in zip(axes, rest[side])] for side in _SIDES}
         a, b = (
             ResponseColumn(
                 ids,
@@ -425,11 +444,17 @@ class _Answers:
                 self.contexts[side],
                 self.texts[side],
                 np.frombuffer(self.seeds[side], dtype=np.int64) if self.seeds[side] else np.zeros(0, np.int64),
-                self.rest[side],
+                rest[side],
+                axis=None if self.other_axes else self.axis,
             )
             for side in _SIDES
         )
         return aligned_responses(ids, a, b)
+
+
+def _axis_field(axis: str) -> Extra:
+    """The field of a response naming its pair's axis (none for a pair of no axis)."""
+    return ((AXIS_FIELD, axis),) if axis else ()
 
 
 def _served(

@@ -374,8 +374,9 @@ def prepare_scores(
 ) -> Scored:
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
 
-    ``check_ids``: refuse responses whose pair ids name another axis (:func:`~fairtalk._responses.check_axis`),
-    as ``score()`` does with responses made elsewhere; an audit's own pairs are of its axis.
+    ``check_ids``: refuse responses whose records or pair ids name another axis (:func:`~fairtalk._responses.check_axis`),
+    and warn of ids of the form of a pairs id naming no axis known, as ``score()`` does with responses made
+    elsewhere; an audit's own pairs are of its axis.
 
     A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given,
     and stops after ``max_consecutive_failures`` failures of one kind in a row (the run's setting).
@@ -391,8 +392,7 @@ def prepare_scores(
     else:
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     read = read_responses(responses, drop_empty=o.drop_empty)  # before any measure (a model) is loaded
-    if check_ids:
-        check_axis(read, lexicon.axis, known_axes(lexicon))
+    axis_warnings = check_axis(read, lexicon.axis, known_axes(lexicon)) if check_ids else ()
     measure_options = o.measure_options(lexicon)
     built = build_measures(
         o.measures,
@@ -403,9 +403,10 @@ def prepare_scores(
         max_consecutive_failures=max_consecutive_failures,
     )
     try:
-        return _scored(read, built, measure_options, o, engine)
+        scored = _scored(read, built, measure_options, o, engine)
     finally:
         close_judges(built)
+    return replace(scored, warnings=(*axis_warnings, *scored.warnings)) if axis_warnings else scored
 
 
 def _scored(
