@@ -354,7 +354,7 @@ def real(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     fairtalk.audit(**options, model=lambda c: reply(c) + " ok", measures="length,offense", out_dir=tmp / "other")  # type: ignore[operator]
     looked = fairtalk.audit(**options, model=reply, measures="length", until_decided=True, n_pairs=8, max_pairs=24)
     responses = _responses(tmp / "responses.jsonl")
-    gold = _gold(tmp / "gold.jsonl", responses, 80, truth="none")
+    gold = _gold(tmp / "gold.jsonl", responses, 60, truth="agree", flip=12)  # PPI++ kept: a figure, no NaN to compare
     labelled = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold), mask_groups=True)
     rows = pd.DataFrame(
         [

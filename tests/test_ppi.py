@@ -84,7 +84,8 @@ def test_labels_that_all_agree_give_an_honest_interval_not_a_point() -> None:
     assert est.ci95[0] < est.estimate < est.ci95[1] and est.ci95[1] - est.ci95[0] > 0.05
     z2 = 1.959963984540054**2  # the labels' score interval: Wilson's bound for 0 events in 80, z² / (80 + z²)
     assert est.labels_ci95[1] == pytest.approx(z2 / (80 + z2), rel=1e-6)
-    assert np.isfinite(est.effective_labels) and est.p > 0.05
+    assert est.p > 0.05 and est.lam == 0.0 and est.ci95 == est.labels_ci95  # the scorer, weight 0, buys no label:
+    assert est.no_narrower and np.isnan(est.effective_labels)  # no "worth 80 labels" (it said 80.19)
 
 
 def _rare_exact_coverage(n_labels: int, p_b: float) -> float:
@@ -184,8 +185,9 @@ def test_ppi_never_claims_more_than_the_labels_alone_shown_beside_it() -> None:
         width, labels_width = e.ci95[1] - e.ci95[0], e.labels_ci95[1] - e.labels_ci95[0]
         assert width <= labels_width, (seed, wrong, n)
         if np.isfinite(e.effective_labels):  # "worth N labels" only with a narrower interval, and then N > n
-            assert width < labels_width and e.effective_labels > n and not e.labels_alone, (seed, wrong, n)
-            assert e.effective_labels == pytest.approx(n * (labels_width / width) ** 2)
+            assert width < labels_width and e.effective_labels >= n + 1 and not e.labels_alone, (seed, wrong, n)
+            labels_se = (y[:n, 0] - y[:n, 1]).std(ddof=1) / np.sqrt(n)  # the labels' own t interval, like PPI++'s
+            assert e.effective_labels == pytest.approx(n * (labels_se / e.se) ** 2)
         else:
             assert e.labels_alone and e.ci95 == e.labels_ci95, (seed, wrong, n)
 
@@ -206,3 +208,68 @@ def test_the_exact_coverage_bench_reproduces_the_library_and_published_intervals
         < 0.91
         < evaluator.coverage("score", bench.Cell(200, 0.005, 0.01))[0]
     )
+
+
+def _cluster_se(values: np.ndarray, clusters: np.ndarray) -> float:
+    """The standard error of ``values.mean()`` from cluster totals (CR0-type, ``g / (g - 1)``), written out here."""
+    centred = values - values.mean()
+    totals = np.array([centred[clusters == c].sum() for c in np.unique(clusters)])
+    g = totals.size
+    return float(np.sqrt(g / (g - 1) * np.sum(totals**2)) / values.size)
+
+
+def _weak_scorer(seed: int, wrong: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """240 pairs in 120 dialogues of two, the first 80 labelled (0/1 labels per side), a scorer wrong on ``wrong`` of sides."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, (240, 2)).astype(float)
+    f = np.where(rng.random((240, 2)) < wrong, 1 - y, y)
+    labels = np.where(np.arange(240) < 80, y[:, 0] - y[:, 1], np.nan)
+    return f[:, 0] - f[:, 1], labels, np.repeat(np.arange(120), 2)
+
+
+def test_a_scorer_given_no_weight_is_worth_no_labels() -> None:
+    """Review finding (issue 39): a constant bot (the scorer's gap 0 on every pair), 80 labelled pairs with random 0/1
+    labels, PPI++'s weight on it 0: "with the scorer the labels are worth 110 labels alone". The figure compared PPI++'s t
+    interval (with weight 0: the labels' own t interval) with the labels' score interval, so the gain was t against
+    score, not the scorer. Now the estimate is the labels' alone, its method names the weight, and there is no figure."""
+    _, labels, clusters = _weak_scorer(5, 0.0)
+    rng = np.random.default_rng(5)
+    labels[:80] = rng.integers(0, 2, 80) - rng.integers(0, 2, 80)
+    est = ppi_mean(np.zeros(240), labels, clusters=clusters)
+    assert est.n_disagreements is not None and est.n_disagreements >= 10 and not est.too_few_disagreements
+    assert est.lam == 0.0 and np.isnan(est.effective_labels) and est.no_narrower and est.labels_alone
+    assert est.estimate == est.labels_estimate and est.ci95 == est.labels_ci95 and est.se_scorer == 0.0
+    assert est.method == (
+        "labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its estimate and t interval are the "
+        "labels' own, worth their 80 labels; 32 of 40 labelled units disagree with the scorer), score interval"
+    )
+    plain = ppi_mean(np.zeros(240), labels, clusters=clusters, min_disagreements=0)  # PPI++'s own, by neither rule
+    assert plain.lam == 0.0 and np.isnan(plain.effective_labels)  # still no figure: it buys nothing
+
+
+@pytest.mark.parametrize(("seed", "lam"), [(384, 0.0243), (124, 0.0725), (396, 0.0899)])
+def test_a_scorer_given_almost_no_weight_gets_no_figure_and_the_labels_alone(seed: int, lam: float) -> None:
+    """A scorer barely better than a coin gets weights 0.02-0.09 and bought less than one label over the labels' own t
+    interval on the same dialogues; the old comparison with the score interval said "worth 81" (80.5 of 80). Now: theirs."""
+    scores, labels, clusters = _weak_scorer(seed, 0.4)
+    plain = ppi_mean(scores, labels, clusters=clusters, min_disagreements=0)
+    assert plain.lam == pytest.approx(lam, abs=5e-5)
+    worth = 80 * (_cluster_se(labels[:80], clusters[:80]) / plain.se) ** 2
+    assert worth < 81 and np.isnan(plain.effective_labels)
+    est = ppi_mean(scores, labels, clusters=clusters)
+    assert est.labels_alone and est.lam == 0.0 and np.isnan(est.effective_labels) and est.ci95 == est.labels_ci95
+    assert est.method.startswith(
+        "labels only (PPI++'s interval was no narrower by one label than the labels' t interval on the same units: "
+        f"weight {lam:.3g} on the scorer, "
+    )
+    assert f", worth {worth:.4g} of 80 labels; " in est.method and est.method.endswith("score interval")
+
+
+def test_the_effective_labels_figure_compares_t_with_t_and_is_above_the_labels() -> None:
+    """With weight 0.147 the scorer buys 6.6 labels: the figure is 80 (se_labels / se)^2 of the two t intervals' standard
+    errors on the same dialogues (the old one, of the t and score widths, said 80.6)."""
+    scores, labels, clusters = _weak_scorer(130, 0.4)
+    est = ppi_mean(scores, labels, clusters=clusters)
+    assert est.method == "PPI++ (t interval)" and est.lam == pytest.approx(0.1467, abs=1e-4)
+    assert est.effective_labels == pytest.approx(80 * (_cluster_se(labels[:80], clusters[:80]) / est.se) ** 2)
+    assert 86 < est.effective_labels < 87

@@ -64,8 +64,12 @@ def test_labels_that_find_no_offense_pull_the_gap_to_zero(tmp_path: Path) -> Non
     assert after.ppi.n_labels == 80 and abs(after.ppi.estimate) < 0.06  # a person found no offense on either side
     assert after.ppi.ci95[0] < 0 < after.ppi.ci95[1] or abs(after.ppi.estimate) < 0.02
     assert corrected.provenance.gold is not None and corrected.provenance.gold.n_labelled_pairs == 80
-    again = fairtalk.AuditResult.from_dict(json.loads(corrected.to_json()))
-    assert again.measure("offense_rate").ppi == after.ppi  # results.json round-trips the labelled estimate
+    # labels that never vary: PPI++'s weight on the scorer is 0, the estimate the labels' own, with no figure
+    assert after.ppi.lam == 0.0 and after.ppi.no_narrower and math.isnan(after.ppi.effective_labels)
+    again = fairtalk.AuditResult.from_dict(json.loads(corrected.to_json())).measure("offense_rate").ppi
+    assert again is not None and math.isnan(again.effective_labels)
+    nan_free = {"effective_labels": 0.0}  # NaN is no value equal to itself
+    assert dataclasses.replace(again, **nan_free) == dataclasses.replace(after.ppi, **nan_free)  # results.json round-trips
 
 
 def test_labels_that_agree_with_the_scorer_but_on_12_pairs_keep_its_gap_with_a_narrower_interval(tmp_path: Path) -> None:
@@ -143,7 +147,8 @@ def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path
 def test_a_ppi_interval_no_narrower_than_the_labels_alone_is_not_shown_as_worth_more_labels(tmp_path: Path) -> None:
     """Review finding: 20 labelled pairs, 14 disagreeing with the scorer: PPI++'s t interval (0.478 wide) was printed
     beside the labels' narrower score interval (0.442) with "worth 20 labels alone". Now the labels' own estimate and
-    interval are the ones shown, everywhere, and no "worth N labels" figure."""
+    interval are the ones shown, everywhere, and no "worth N labels" figure. (PPI++ gave the scorer weight 0 there: its
+    t interval was the labels' own, so ``method`` says that.)"""
     responses = _responses(tmp_path / "responses.jsonl")
     gold = _gold(tmp_path / "gold.jsonl", responses, 20, truth="agree", flip=14)
     args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--gold", str(gold)]
@@ -152,12 +157,49 @@ def test_a_ppi_interval_no_narrower_than_the_labels_alone_is_not_shown_as_worth_
     ppi = json.loads((tmp_path / "out" / "results.json").read_text())["measures"]["offense_rate"]["ppi"]
     assert ppi["n_disagreements"] == 14 and ppi["effective_labels"] is None and ppi["lam"] == 0.0
     assert ppi["ci95"] == ppi["labels_ci95"] and ppi["estimate"] == ppi["labels_estimate"]
-    assert ppi["method"].startswith("labels only (PPI++'s interval was no narrower: 0.4778 wide against the labels' 0.4415")
+    assert ppi["method"].startswith("labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its estimate")
     said = "PPI++'s interval was no narrower than the labels' alone, so the gap and interval are the labels' alone"
     low, high = (f"{100 * x:+.2f} pp" for x in ppi["labels_ci95"])
     for text in (done.output, *((tmp_path / "out" / page).read_text(encoding="utf-8") for page in ("report.md", "report.html"))):
         flat = " ".join(text.replace("&#39;", "'").split())
         assert said in flat and "worth" not in flat and f"95% CI [{low}, {high}]" in flat, flat
+
+
+def test_a_constant_scorer_is_worth_no_labels_in_the_cli_the_report_or_results(tmp_path: Path) -> None:
+    """Review finding (issue 39): a bot that gives every context the same answer (the scorer's gap 0 on every pair), 80
+    labelled pairs in 40 dialogues with random 0/1 labels: PPI++'s weight on the scorer was 0, yet "with the scorer the
+    labels are worth 110 labels alone" (its t interval, the labels' own, against their score interval). Now: no figure."""
+    responses = tmp_path / "responses.jsonl"
+    rows = [
+        Response(f"p{i}", side, f"{'he' if side == 'a' else 'she'} said hi {i}", KIND, extra=(("cluster", f"d{i // 2}"),))
+        for i in range(N)
+        for side in ("a", "b")
+    ]
+    fairtalk.write_responses(rows, responses)
+    rng = np.random.default_rng(5)
+    a, b = rng.integers(0, 2, 80), rng.integers(0, 2, 80)
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        "".join(
+            json.dumps({"pair_id": f"p{i}", "side": side, "offense_rate": int(y), "annotator": "ana"}) + "\n"
+            for i in range(80)
+            for side, y in (("a", a[i]), ("b", b[i]))
+        )
+    )
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--gold", str(gold)]
+    done = runner.invoke(app, [*args, "-o", str(tmp_path / "out"), "--resamples", "100"])
+    assert done.exit_code == 0, done.output
+    ppi = json.loads((tmp_path / "out" / "results.json").read_text())["measures"]["offense_rate"]["ppi"]
+    assert ppi["n_labels"] == 80 and ppi["n_disagreements"] >= 10 and ppi["effective_labels"] is None
+    assert ppi["lam"] == 0.0 and ppi["ci95"] == ppi["labels_ci95"] and ppi["estimate"] == ppi["labels_estimate"]
+    assert ppi["method"] == (
+        "labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its estimate and t interval are the "
+        f"labels' own, worth their 80 labels; {ppi['n_disagreements']} of 40 labelled units disagree with the scorer), "
+        "score interval"
+    )
+    for text in (done.output, *((tmp_path / "out" / page).read_text(encoding="utf-8") for page in ("report.md", "report.html"))):
+        flat = " ".join(text.replace("&#39;", "'").split())
+        assert "worth" not in flat and "the gap and interval are the labels' alone" in flat, flat
 
 
 def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:

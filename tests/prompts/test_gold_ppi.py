@@ -157,7 +157,11 @@ def test_labels_that_disagree_with_the_scorer_move_the_gap_towards_the_truth(tmp
 
 
 def test_a_share_with_every_completion_counted_is_ppi_mean_by_template(tmp_path) -> None:
-    """With --include-other a label's share is a plain mean: the estimate is ppi_mean's, clustered by template."""
+    """With --include-other a label's share is a plain mean: PPI++ is ppi_mean's, clustered by template, and so is the rule.
+
+    The scorer calls the woman's positives neutral: PPI++ gives it weight 0.2 on the neutral share, which buys less than
+    one label over the labels' own t interval (the old figure, against their Korn-Graubard interval, said "worth 933"):
+    gold_regard and ppi_mean both say so, with the same widths and worth, and show the labels alone."""
     completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
     truth = write_completions(completions, templates=MANY_TEMPLATES)
     label_with_page_code(completions, gold, truth, n=300)
@@ -167,11 +171,17 @@ def test_a_share_with_every_completion_counted_is_ppi_mean_by_template(tmp_path)
     woman = frame[frame["group"] == "woman"]
     got = found.rates["woman"]["neutral"]  # the share the scorer errs on, in every template: PPI++
     y = np.array([float(labels[i][0] == 0) if i in labels else np.nan for i in woman["id"]])
-    expected = ppi_mean((woman["label"] == 0).astype(float), y, clusters=woman["template"].to_numpy(), min_disagreements=0)
-    assert got.n_disagreements == 12 and expected.lam > 0
-    assert (got.estimate, got.se, got.lam) == pytest.approx((expected.estimate, expected.se, expected.lam))
-    # twelve templates: the interval is on Student's t with 11 degrees of freedom, not the normal
-    assert (got.ci95[1] - got.estimate) / got.se == pytest.approx(stats.t.ppf(0.975, 11))
+    scored, templates = (woman["label"] == 0).astype(float), woman["template"].to_numpy()
+    expected = ppi_mean(scored, y, clusters=templates, min_disagreements=0)  # PPI++'s own, by neither rule
+    ruled = ppi_mean(scored, y, clusters=templates)
+    assert got.n_disagreements == 12 and expected.lam == pytest.approx(0.2002, abs=1e-4)
+    assert got.labels_alone and got.lam == 0.0 and math.isnan(got.effective_labels) and got.ci95 == got.labels_ci95
+    assert ruled.labels_alone and math.isnan(ruled.effective_labels) and math.isnan(expected.effective_labels)
+    # twelve templates: PPI++'s interval is on Student's t with 11 degrees of freedom, not the normal
+    width = 2 * stats.t.ppf(0.975, 11) * expected.se
+    said = f"weight 0.2 on the scorer, {width:.4g} wide against 0.07155, worth 150.4 of 150 labels; 12 of 12 labelled "
+    assert said in got.method and said in ruled.method, (got.method, ruled.method)
+    assert got.method.startswith("labels only (PPI++'s interval was no narrower by one label than the labels' delta-method")
 
 
 def test_a_gap_counts_a_template_that_moves_both_groups_alike_once() -> None:
@@ -440,20 +450,22 @@ def test_a_label_one_labelled_completion_holds_gets_a_lower_bound_above_0() -> N
 
 
 def test_a_ppi_share_whose_labels_hold_no_event_takes_their_exact_interval_not_a_point() -> None:
-    """With 12 disagreeing templates the share is PPI++'s; its weight on the scorer is 0 (the labels hold no negative).
+    """With 12 disagreeing templates the share would be PPI++'s; its weight on the scorer is 0 (the labels hold no negative).
 
     Today's code gave the interval (-3.2e-14, -2.6e-14) with p 2e-10, "worth 1e28 labels": the
-    spread of rounding. It is the labels' own estimate, so it takes their interval.
+    spread of rounding. It is the labels' own estimate, so it takes their interval, and buys no label: no figure (it
+    said "worth 60" for 60).
     """
     frame, labels = _no_negative_labels(n_templates=12)
     share = gold_regard(frame, labels, groups=["man", "woman"], pairs=GROUPS.pairs).rates["man"]["negative"]
     assert not share.too_few_disagreements and share.n_disagreements == 12 and share.lam == 0.0
     assert share.method == (
-        "PPI++ with weight 0 on the scorer: the labels' own estimate, Korn-Graubard interval (Clopper-Pearson on the "
-        "effective sample size, degrees of freedom by templates)"
+        "labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its estimate is the labels' own, worth "
+        "their 60 labels; 12 of 12 labelled templates disagree with the scorer), Korn-Graubard interval (Clopper-Pearson "
+        "on the effective sample size, degrees of freedom by templates)"
     )
-    assert share.estimate == 0.0 and share.ci95 == share.labels_ci95 and share.p == 1.0
-    assert share.ci95[0] == 0.0 and 0.05 < share.ci95[1] < 0.2 and share.effective_labels == share.n_labels
+    assert share.estimate == 0.0 and share.ci95 == share.labels_ci95 and share.p == 1.0 and share.no_narrower
+    assert share.ci95[0] == 0.0 and 0.05 < share.ci95[1] < 0.2 and math.isnan(share.effective_labels)
 
 
 def test_cli_prompts_analyze_with_gold_that_holds_no_negative_gives_an_exact_share_interval(tmp_path) -> None:
@@ -620,7 +632,9 @@ def test_a_ppi_interval_no_narrower_than_the_labels_alone_gives_way_to_theirs() 
             width, labels_width = e.ci95[1] - e.ci95[0], e.labels_ci95[1] - e.labels_ci95[0]
             assert width <= labels_width + 1e-12, (seed, wrong, n_labelled, e.method)
             if math.isfinite(e.effective_labels):
-                assert e.effective_labels >= e.n_labels - 1e-9 and not e.labels_alone, (seed, wrong, n_labelled, e.method)
+                assert e.effective_labels >= e.n_labels + 1 and not e.labels_alone, (seed, wrong, n_labelled, e.method)
+            else:
+                assert e.labels_alone and e.lam == 0.0 and e.ci95 == e.labels_ci95, (seed, wrong, n_labelled, e.method)
 
 
 def test_one_disagreement_is_worded_in_the_singular(tmp_path) -> None:
@@ -641,3 +655,49 @@ def test_one_disagreement_is_worded_in_the_singular(tmp_path) -> None:
     assert "1 disagreements" not in output and "(1 disagree)" not in output
     ppi = json.loads((out / "results.json").read_text())["gaps"]["gender"]["ppi"]
     assert ppi["n_disagreements"] == 1 and ppi["method"].startswith("labels only (1 disagreement < 10: 1 of ")
+
+
+def test_cli_prompts_analyze_gives_a_scorer_with_no_weight_no_figure(tmp_path) -> None:
+    """Review finding (issue 39): a scorer that calls every completion neutral gets PPI++ weight 0 (its regard does not
+    vary), so its estimate is the labels' own; the terminal said "120 labels worth 120 labels alone", results.json 120.0,
+    method "PPI++ with weight 0 on the scorer". Now the estimates are the labels' alone, with no figure anywhere."""
+    completions, gold, groups, out = tmp_path / "c.jsonl", tmp_path / "gold.jsonl", tmp_path / "g.tsv", tmp_path / "rep"
+    truth = write_completions(completions, templates=MANY_TEMPLATES)
+    lines = completions.read_text().splitlines()
+    completions.write_text("".join(json.dumps({**json.loads(line), "label": 0}) + "\n" for line in lines))  # all neutral
+    label_with_page_code(completions, gold, truth, n=240)
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(out), "--draws", "2", "--resamples", "50"])
+    assert result.exit_code == 0, result.output
+    output = " ".join(result.output.split())
+    assert "labels worth" not in output and "regard gap gender:" in output, output
+    assert "gold: PPI++'s interval was no narrower than the labels' alone for regard gap gender, mean regard man" in output
+    payload = json.loads((out / "results.json").read_text())
+    estimates = [payload["gaps"]["gender"]["ppi"], *(payload["regard"][g]["ppi"] for g in ("man", "woman"))]
+    for ppi in estimates:
+        assert ppi["n_disagreements"] == 12 and ppi["lam"] == 0.0 and ppi["effective_labels"] is None, ppi
+        assert ppi["ci95"] == ppi["labels_ci95"] and ppi["estimate"] == ppi["labels_estimate"]
+        assert ppi["method"].startswith("labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its ")
+        assert ppi["method"].endswith(
+            "12 of 12 labelled templates disagree with the scorer), delta-method t interval on templates"
+        )
+    assert pd.isna(pd.read_csv(out / "gaps.csv").loc[0, "ppi_effective_labels"])
+
+
+def test_a_scorer_that_buys_less_than_one_label_gets_no_figure_and_the_labels_alone() -> None:
+    """A scorer wrong on 80% of completions, 5 labels per template and group: PPI++ gives it weight 0.116 on the woman's
+    mean regard, and its interval is 60.98 labels' worth for 60: printed "60 labels worth 61 labels alone". A figure is
+    given only from one label more than the labels; under that, the estimate is the labels' alone and says why."""
+    found = gold_regard(*_poor_scorer(6, 0.8, 5), groups=["man", "woman"], pairs=GROUPS.pairs)
+    woman = found.regard["woman"]
+    assert woman.n_disagreements == 12 and woman.lam == 0.0 and math.isnan(woman.effective_labels) and woman.no_narrower
+    assert woman.ci95 == woman.labels_ci95 and woman.estimate == woman.labels_estimate and woman.se_scorer == 0.0
+    assert woman.method == (
+        "labels only (PPI++'s interval was no narrower by one label than the labels' delta-method t interval on the same "
+        "templates: weight 0.116 on the scorer, 0.5061 wide against 0.5102, worth 60.98 of 60 labels; 12 of 12 labelled "
+        "templates disagree with the scorer), delta-method t interval on templates"
+    )
+    gap = found.gaps["gender"]  # the gap's PPI++ buys 66 labels: kept, with its figure
+    assert gap.method == "PPI++ (delta method, t interval on templates)" and 126 < gap.effective_labels < 127
+    assert any("for mean regard man, mean regard woman, " in w for w in found.warnings)

@@ -35,10 +35,16 @@ few. With fewer than 10 templates labelled, every estimate is therefore the labe
 
 **Never more than the labels alone give** (the other rule of :func:`~fairtalk.stats.ppi_mean`):
 an estimate with enough disagreements keeps PPI++'s only where its interval, cut to the measure's
-range as it is shown, is narrower than the labels-only one (likewise cut); else it is the labels'
-alone (``method`` "labels only (PPI++'s interval was no narrower: …)", no effective-labels figure,
-one warning). Its effective-labels figure is ``n (w_labels / w)^2`` of those shown widths, so
-"worth N labels" is always more than the ``n`` labels.
+range as it is shown, is narrower than the labels-only one (likewise cut; a share's is
+Korn-Graubard's), and PPI++ buys at least one label over the labels' own delta-method t interval
+on the same templates (like against like). Else it is the labels' alone, with no effective-labels
+figure and one warning; ``method`` says why: "labels only (PPI++'s interval was no narrower: W
+wide against the labels' L; …)", or, with weight 0 on the scorer (its estimate is then the
+labels' own, worth exactly their number), "… no narrower: weight 0 on the scorer, …", or, with a
+weight near 0, "… no narrower by one label than the labels' delta-method t interval on the same
+templates: weight λ on the scorer, W wide against L, worth N of n labels; …". The effective-labels
+figure is ``n (se_labels / se)^2`` of the two delta-method standard errors, at least ``n + 1``,
+so "worth N labels" is always more than the ``n`` labels.
 
 **A label's share near 0 or 1** (issue 39). The delta method takes a share's standard error from
 the labelled completions that hold the label; with none it is 0 (or rounding's 1e-16: the
@@ -54,7 +60,8 @@ Its ``p`` of "the share is 0" is exact: 1 when no labelled completion holds the 
 PPI++'s share estimate and interval are cut to [0, 1] (the labels' own where nothing is left).
 When the labels hold no spread (a share of 0 or 1, or every counted completion of one regard),
 PPI++'s weight on the scorer is 0 (but for rounding), so its estimate is the labels' own and takes
-their interval (``method`` "PPI++ with weight 0 on the scorer: …"); a mean regard whose labels hold no spread gets the exact bound: each completion that
+their interval (``method`` "labels only (PPI++'s interval was no narrower: weight 0 on the scorer,
+…)", the rule below); a mean regard whose labels hold no spread gets the exact bound: each completion that
 could differ (Clopper-Pearson's upper bound on their share, none seen) moves it at most to -1 or 1.
 ``method`` names the interval. Mean regard and gaps keep the delta-method t interval otherwise.
 Figures: ``bench/README.md``, "ppi_prompts" (rare shares).
@@ -130,8 +137,6 @@ METHOD_NOT_ESTIMABLE = "not estimable ({n} labels, {whose}all in one {unit}): no
 CUT = "; cut to [{low:+g}, {high:+g}]"
 #: ``method`` of a labelled estimate whose labels estimate the scorer's error.
 METHOD_PPI = "PPI++ (delta method, t interval on {units})"
-#: ``method`` of one whose PPI++ weight on the scorer is 0: the labels' own estimate, with their interval.
-METHOD_PPI_NO_WEIGHT = "PPI++ with weight 0 on the scorer: the labels' own estimate, {interval}"
 #: ``method`` of one whose labels hold too few disagreements: the labels-only ratio with its interval.
 METHOD_LABELS_ONLY = (
     "labels only ({k} {disagreements} < {minimum}: {k} of {n} labelled {units} disagree with the scorer, too few to "
@@ -142,6 +147,19 @@ METHOD_LABELS_ONLY = (
 METHOD_NO_NARROWER = (
     "labels only (PPI++'s interval was no narrower: {ppi:.4g} wide against the labels' {labels:.4g}; {k} of {n} "
     "labelled {units} disagree with the scorer), {interval}"
+)
+#: ``method`` of one where PPI++ bought less than one label over the labels' own delta-method t interval on the same
+#: units (weight 0 on the scorer, or nearly): the labels alone. It begins as :data:`METHOD_NO_NARROWER` does.
+METHOD_NO_GAIN = (
+    "labels only (PPI++'s interval was no narrower by one label than the labels' delta-method t interval on the same "
+    "{units}: weight {lam:.3g} on the scorer, {ppi:.4g} wide against {labels:.4g}, worth {worth:.4g} of {n_labels} "
+    "labels; {k} of {n} labelled {units} disagree with the scorer), {interval}"
+)
+#: ``method`` of one whose PPI++ weight on the scorer was 0: the labels' own estimate (:func:`_weightless`), worth
+#: exactly their number: the labels alone, with their interval.
+METHOD_NO_WEIGHT = (
+    "labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its estimate is the labels' own, worth "
+    "their {n_labels} labels; {k} of {n} labelled {units} disagree with the scorer), {interval}"
 )
 #: The labels-only intervals: a group's mean regard and a gap; the same when the labels hold no spread; a label's share.
 INTERVAL_DELTA = "delta-method t interval on {units}"
@@ -314,7 +332,8 @@ def _ratio(
     if share:
         estimate = _within(estimate, alone)
     disagree = lab & ((r_y != r_f) | (p_y != p_f))
-    chosen = _rule(estimate, disagree, lab, clusters, alone, (0.0, 1.0) if share else REGARD_RANGE)
+    delta_se = math.sqrt(_variance(labels_only, clusters, lab))  # the labels' own delta-method t, like PPI++'s
+    chosen = _rule(estimate, disagree, (lab, clusters), alone, delta_se, (0.0, 1.0) if share else REGARD_RANGE)
     return _Fit(chosen, estimate, disagree, lab, unlabelled, labelled, labels_only, alone.se)
 
 
@@ -353,13 +372,12 @@ def _weightless(estimate: PPIEstimate, alone: _Alone) -> PPIEstimate:
     """PPI++ with no weight on the scorer (``lam`` 0) is the labels' own estimate: it takes their interval too.
 
     (Its own standard error would be that of the labels' spread, which is 0 up to rounding when
-    they hold no event of a label: a point, not an interval.)
+    they hold no event of a label: a point, not an interval.) It buys no label: no effective-labels
+    figure, and :func:`_rule` says the estimate is the labels' alone.
     """
     if estimate.lam:
         return estimate
-    return replace(
-        estimate, estimate=alone.estimate, ci95=alone.ci, p=alone.p, se=alone.se, effective_labels=float(estimate.n_labels)
-    )
+    return replace(estimate, estimate=alone.estimate, ci95=alone.ci, p=alone.p, se=alone.se, effective_labels=math.nan)
 
 
 def _within(estimate: PPIEstimate, alone: _Alone) -> PPIEstimate:
@@ -418,17 +436,21 @@ def _units(clusters: np.ndarray | None) -> str:
 def _rule(
     ppi: PPIEstimate,
     disagree: np.ndarray,
-    lab: np.ndarray,
-    clusters: np.ndarray | None,
+    design: tuple[np.ndarray, np.ndarray | None],
     alone: _Alone,
+    labels_se: float,
     bounds: tuple[float, float],
 ) -> PPIEstimate:
     """PPI++'s estimate when its labelled units hold :data:`MIN_DISAGREEMENTS` that disagree, else the labels' alone.
 
-    PPI++'s is kept only where its interval is narrower than the labels' alone, both cut to the
-    measure's range ``bounds`` as they are shown (:func:`fairtalk.stats.ppi_mean`'s rule): its
-    effective-labels figure is then ``n (w_labels / w)^2`` of those widths, more than ``n``.
+    ``design`` is the labelled mask and the clusters; ``labels_se`` the labels-only estimate's
+    delta-method standard error on the same units (whatever interval ``alone`` shows). PPI++'s is
+    kept only where it buys at least one label over the labels' own delta-method t interval
+    (:func:`fairtalk.stats.ppi_mean`'s rule: with weight 0 on the scorer it buys none) and its
+    interval is narrower than the labels' alone, both cut to the measure's range ``bounds`` as they
+    are shown; its effective-labels figure is then ``n (labels_se / se)^2``, more than ``n``.
     """
+    lab, clusters = design
     k, n_units = disagreeing_units(disagree[lab], None if clusters is None else clusters[lab])
     units = _units(clusters)
     if k < MIN_DISAGREEMENTS:
@@ -441,13 +463,30 @@ def _rule(
             interval=alone.interval,
         )
         return _labels_alone(ppi, alone, k, method)
-    if not ppi.lam:  # the labels' own estimate and interval already (_weightless), worth their own number
-        return replace(ppi, n_disagreements=k, method=METHOD_PPI_NO_WEIGHT.format(interval=alone.interval))
+    weightless = not ppi.lam  # the labels' own estimate already (_weightless): it buys no label
     width, labels_width = _width(ppi.ci95, bounds), _width(alone.ci, bounds)
-    if not width < labels_width:  # never more than the labels alone give
+    if not weightless and not width < labels_width:  # never more than the labels alone give
         method = METHOD_NO_NARROWER.format(ppi=width, labels=labels_width, k=k, n=n_units, units=units, interval=alone.interval)
         return _labels_alone(ppi, alone, k, method)
-    effective = float(ppi.n_labels * (labels_width / width) ** 2)
+    if weightless:
+        method = METHOD_NO_WEIGHT.format(n_labels=ppi.n_labels, k=k, n=n_units, units=units, interval=alone.interval)
+        return _labels_alone(ppi, alone, k, method)
+    worth = PPIEstimate.labels_worth(ppi.n_labels, labels_se, ppi.se)
+    effective = PPIEstimate.shown_worth(ppi.n_labels, worth)
+    if not math.isfinite(effective):  # the scorer bought less than one label (a weight near 0 on it): the labels'
+        q = 2 * float(_reference(_n_clusters(clusters, lab)).ppf(0.975))  # both delta-method t intervals' widths
+        method = METHOD_NO_GAIN.format(
+            lam=ppi.lam,
+            ppi=q * ppi.se,
+            labels=q * labels_se,
+            worth=worth,
+            n_labels=ppi.n_labels,
+            k=k,
+            n=n_units,
+            units=units,
+            interval=alone.interval,
+        )
+        return _labels_alone(ppi, alone, k, method)
     return replace(ppi, n_disagreements=k, method=METHOD_PPI.format(units=units), effective_labels=effective)
 
 
@@ -510,7 +549,7 @@ def _estimate(
         scorer_estimate=scorer,
         labels_estimate=alone.estimate,
         labels_ci95=alone.ci,
-        effective_labels=float(n * (alone.se / se) ** 2) if se and math.isfinite(se) else 0.0,
+        effective_labels=math.nan,  # :func:`_rule` gives the figure
     )
 
 
@@ -671,7 +710,7 @@ def _gap(a: _Fit, b: _Fit, rows: Rows, clusters: np.ndarray | None, pair: GroupP
         alone,
         n_clusters,
     )
-    return _rule(_weightless(ppi, alone), np.concatenate([a.disagree, b.disagree]), lab, c, alone, GAP_RANGE)
+    return _rule(_weightless(ppi, alone), np.concatenate([a.disagree, b.disagree]), (lab, c), alone, labels_se, GAP_RANGE)
 
 
 def _few_warning(

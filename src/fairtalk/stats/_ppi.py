@@ -38,12 +38,28 @@ t interval and the labels-only interval below are built differently (a score int
 is not a t interval), so with few labels PPI++'s can come out wider than the labels' own (20
 labelled pairs, 14 disagreeing: 0.478 against 0.442). So the one rule: **the interval shown is
 never wider than the labels-only interval shown beside it, and "worth N labels" never claims
-more than the labels give.** When PPI++'s interval is not narrower than ``labels_ci95``, the
-estimate is the labels' alone, as under the rule above (``lam`` 0, ``ci95`` is ``labels_ci95``,
-``effective_labels`` NaN, ``method`` "labels only (PPI++'s interval was no narrower: …)"). Else
-``effective_labels`` is ``n * (w_labels / w)^2`` for the widths ``w_labels`` of ``labels_ci95``
-and ``w`` of ``ci95``: the labels a labels-only interval as narrow as the one shown would need
-(its width taken as falling with the square root of the labels), always more than ``n``.
+more than the labels give.** Two checks, each making the estimate the labels' alone as under
+the rule above (``lam`` 0, ``ci95`` is ``labels_ci95``, ``effective_labels`` NaN, ``method``
+"labels only (PPI++'s interval was no narrower…", saying which and by how much):
+
+- PPI++'s interval is not narrower than ``labels_ci95``, as shown: "no narrower: W wide against
+  the labels' L";
+- PPI++'s t interval is not narrower, by at least one label's worth, than **the labels' own t
+  interval on the same labelled units** (the standard error of their mean, by cluster totals with
+  clusters, on the same t quantile; the exact bound's where they do not vary): "no narrower by
+  one label than the labels' t interval on the same units: weight λ on the scorer, W wide against
+  L, worth N of n labels". This is like against like: the scorer given weight 0 gives exactly the
+  labels' t interval, worth exactly ``n``, so a scorer PPI++ gives (about) no weight never counts.
+  Comparing PPI++'s t interval with the labels' *score* interval instead measured the t-versus-score
+  difference, not the scorer: a constant scorer (``λ`` 0, 80 labelled pairs in 44 dialogues) was
+  "worth 85 labels". With ``λ`` 0 this check comes first: "no narrower: weight 0 on the scorer, so
+  its estimate and t interval are the labels' own, worth their n labels".
+
+Else ``effective_labels`` is ``n * (se_labels / se)^2``, ``se_labels`` and ``se`` the standard
+errors of the labels' t interval and of PPI++'s (the ratio of the two t intervals' widths): the
+labels a labels-only t interval as narrow as PPI++'s would need (its width taken as falling with
+the square root of the labels), at least ``n + 1``, so the figure printed is always above the
+labels given.
 
 **The labels-only interval** (``labels_ci95``, and the estimate's own under the rule above):
 labels that are whole numbers from ``-s`` to ``s`` with ``s`` at most 2 (``s`` the largest size
@@ -83,7 +99,20 @@ METHOD_NO_NARROWER = (
     "labels only (PPI++'s interval was no narrower: {ppi:.4g} wide against the labels' {labels:.4g}; {k} of {n} "
     "labelled units disagree with the scorer), {interval}"
 )
-#: How :data:`METHOD_NO_NARROWER` (and ``prompts analyze --gold``'s like it) begins.
+#: ``method`` of one whose PPI++ t interval was not narrower, by one label's worth, than the labels' own t interval on
+#: the same units (the scorer got (about) no weight, or too little to buy a label): the labels alone, with theirs.
+METHOD_NO_GAIN = (
+    "labels only (PPI++'s interval was no narrower by one label than the labels' t interval on the same units: weight "
+    "{lam:.3g} on the scorer, {ppi:.4g} wide against {labels:.4g}, worth {worth:.4g} of {n_labels} labels; {k} of {n} "
+    "labelled units disagree with the scorer), {interval}"
+)
+#: ``method`` of one whose PPI++ weight on the scorer was 0: its estimate and t interval are the labels' own, worth
+#: exactly their number (no figure): the labels alone, with their interval.
+METHOD_NO_WEIGHT = (
+    "labels only (PPI++'s interval was no narrower: weight 0 on the scorer, so its estimate and t interval are the "
+    "labels' own, worth their {n_labels} labels; {k} of {n} labelled units disagree with the scorer), {interval}"
+)
+#: How :data:`METHOD_NO_NARROWER`, :data:`METHOD_NO_GAIN` and :data:`METHOD_NO_WEIGHT` (and ``prompts analyze --gold``'s like them) begin.
 NO_NARROWER = "labels only (PPI++'s interval was no narrower"
 #: The labels-only intervals: on whole-number labels from -2 to 2 at most, and on any others.
 INTERVAL_SCORE = "score interval"
@@ -102,11 +131,12 @@ class PPIEstimate:
     ``estimate`` is the prediction-powered estimate with ``ci95`` and the two-sided ``p`` of
     "the mean is 0"; ``scorer_estimate`` the scorer's mean alone; ``labels_estimate`` and
     ``labels_ci95`` the labels alone. ``lam`` is the PPI++ weight on the scorer (0: the scorer
-    did not help; 1: classic PPI). ``effective_labels`` is how many labels alone would give an
-    interval as narrow as ``ci95`` (``n_labels * (w_labels / w)^2``, ``w_labels`` and ``w`` the
-    widths of ``labels_ci95`` and ``ci95``: more than ``n_labels``); NaN when the estimate is the
-    labels' alone: fewer than :data:`MIN_DISAGREEMENTS` labelled units disagree with the scorer,
-    or PPI++'s interval was no narrower than ``labels_ci95`` (``lam`` 0, ``ci95`` is
+    did not help; 1: classic PPI). ``effective_labels`` is how many labels alone would give a t
+    interval as narrow as PPI++'s ``ci95`` (``n_labels * (se_labels / se)^2``, ``se_labels`` the
+    standard error of the labels' own t interval on the same units: at least ``n_labels + 1``);
+    NaN when the estimate is the labels' alone: fewer than :data:`MIN_DISAGREEMENTS` labelled
+    units disagree with the scorer, or PPI++'s interval was no narrower than ``labels_ci95``, or
+    not narrower by one label's worth than the labels' t interval (``lam`` 0, ``ci95`` is
     ``labels_ci95``, ``se`` its half-width over ``z_{1-α/2}``; :attr:`labels_alone`).
     ``n_disagreements`` is that number (None where it was not counted); ``method`` says how the
     interval was made.
@@ -131,6 +161,25 @@ class PPIEstimate:
     se_labelled: float | None = None
     se_scorer: float | None = None
 
+    @staticmethod
+    def labels_worth(n_labels: int, labels_se: float, se: float) -> float:
+        """The labels alone whose interval would have standard error ``se``, when ``n_labels`` give ``labels_se``.
+
+        ``n_labels * (labels_se / se)^2``: the interval's width taken as falling with the square root of
+        the labels. Compare like with like (two t intervals on the same units). NaN where ``se`` is not
+        a positive number.
+        """
+        return float(n_labels * (labels_se / se) ** 2) if se > 0 and math.isfinite(se) else math.nan
+
+    @staticmethod
+    def shown_worth(n_labels: int, worth: float) -> float:
+        """The ``effective_labels`` figure for ``worth`` labels' worth: ``worth`` when at least ``n_labels + 1``, else NaN.
+
+        "Worth N labels" never claims what the labels cannot support: a scorer that buys less than one
+        label (weight 0 on it, or nearly) gets no figure, and its estimate is the labels' alone.
+        """
+        return worth if worth >= n_labels + 1 else math.nan
+
     @property
     def too_few_disagreements(self) -> bool:
         """Whether the labels hold too few disagreements with the scorer to estimate its error."""
@@ -138,7 +187,10 @@ class PPIEstimate:
 
     @property
     def no_narrower(self) -> bool:
-        """Whether PPI++'s interval was no narrower than the labels' alone, so the estimate is theirs (``method`` says so)."""
+        """Whether PPI++'s interval was no narrower than the labels' alone (as shown, or by one label than their t interval).
+
+        The estimate is then theirs; ``method`` says which and by how much.
+        """
         return self.method.startswith(NO_NARROWER)
 
     @property
@@ -192,7 +244,11 @@ def _disagreements(disagree: np.ndarray, clusters: np.ndarray | None) -> tuple[i
 
 @dataclass(frozen=True, slots=True)
 class _LabelsOnly:
-    """The labels alone: their mean, ``1 - α`` interval, p of "the mean is 0", standard error, interval's name and count."""
+    """The labels alone: their mean, ``1 - α`` interval, p of "the mean is 0", standard error, interval's name and count.
+
+    ``t_se`` is their t interval's standard error on the labelled units (the exact bound's where they do not vary),
+    whichever interval is shown: what PPI++'s t interval is compared with for ``effective_labels``.
+    """
 
     mean: float
     ci: tuple[float, float]
@@ -200,6 +256,7 @@ class _LabelsOnly:
     se: float
     interval: str
     n: int
+    t_se: float
 
 
 def _score_support(y: np.ndarray, scale: float) -> tuple[float, ...] | None:
@@ -217,22 +274,19 @@ def _labels_only(y: np.ndarray, clusters: np.ndarray | None, n_units: int, scale
 
     z = float(norm.ppf(1 - alpha / 2))
     mean = float(y.mean())
+    variance = _variance_of_mean(y, clusters)
+    # every label the same: a zero spread is not certainty; the z interval is exactly the bound on the share
+    t_se = math.sqrt(variance if variance > 0 else _no_spread_variance(y.size, scale, alpha, z))
     support = _score_support(y, scale)
     if support is not None:
         low, high = score_interval(y, alpha=alpha, clusters=clusters, support=support)
         p = score_test(y, clusters=clusters, support=support)
         if low is not None and high is not None and p is not None:
-            return _LabelsOnly(mean, (low, high), p, (high - low) / (2 * z), INTERVAL_SCORE, y.size)
-    variance = _variance_of_mean(y, clusters)
-    if variance > 0:
-        reference = student_t(max(n_units - 1, 1))
-        se = math.sqrt(variance)
-    else:  # every label the same: a zero spread is not certainty; the z interval is exactly the bound on the share
-        reference = norm
-        se = math.sqrt(_no_spread_variance(y.size, scale, alpha, z))
+            return _LabelsOnly(mean, (low, high), p, (high - low) / (2 * z), INTERVAL_SCORE, y.size, t_se)
+    reference = student_t(max(n_units - 1, 1)) if variance > 0 else norm
     q = float(reference.ppf(1 - alpha / 2))
-    ci = (mean - q * se, mean + q * se)
-    return _LabelsOnly(mean, ci, float(2 * reference.sf(abs(mean) / se)), se, INTERVAL_T, y.size)
+    ci = (mean - q * t_se, mean + q * t_se)
+    return _LabelsOnly(mean, ci, float(2 * reference.sf(abs(mean) / t_se)), t_se, INTERVAL_T, y.size, t_se)
 
 
 def ppi_mean(
@@ -271,8 +325,9 @@ def ppi_mean(
         labelled units that disagree with the scorer, the labels alone (``lam`` 0) with the
         labels-only interval (the score interval on whole-number labels from -2 to 2 at most,
         else t), as ``method`` says; the same when PPI++'s interval is not narrower than that
-        labels-only interval (the interval and "worth N labels" never claim more than the labels
-        alone give).
+        labels-only interval, or not narrower by one label's worth than the labels' t interval on
+        the same units (the interval and "worth N labels" never claim more than the labels alone
+        give: ``effective_labels`` is NaN or more than ``n``).
 
     Examples
     --------
@@ -303,9 +358,31 @@ def ppi_mean(
         method = METHOD_LABELS_ONLY.format(k=k, disagreements=said, minimum=min_disagreements, n=n_units, interval=alone.interval)
         return _alone_estimate(alone, f, k, method)
     ppi = _ppi_plus(f, y_all, c, alone, scale=scale, alpha=alpha, power_tuned=power_tuned, units=(k, n_units))
+    return _never_more(ppi, alone, f, n_units) if min_disagreements else ppi
+
+
+def _never_more(ppi: PPIEstimate, alone: _LabelsOnly, f: np.ndarray, n_units: int) -> PPIEstimate:
+    """PPI++'s estimate, or the labels' alone where it is no narrower or buys less than one label (module docstring)."""
+    k = ppi.n_disagreements or 0
     width, labels_width = ppi.ci95[1] - ppi.ci95[0], alone.ci[1] - alone.ci[0]
-    if min_disagreements and not width < labels_width:  # never more than the labels alone give (module docstring)
+    weightless = not ppi.lam  # the labels' own estimate and t interval: it buys no label, whatever the widths shown
+    if not weightless and not width < labels_width:  # no narrower than the labels' interval shown beside it: theirs
         method = METHOD_NO_NARROWER.format(ppi=width, labels=labels_width, k=k, n=n_units, interval=alone.interval)
+        return _alone_estimate(alone, f, k, method)
+    if weightless:
+        method = METHOD_NO_WEIGHT.format(n_labels=ppi.n_labels, k=k, n=n_units, interval=alone.interval)
+        return _alone_estimate(alone, f, k, method)
+    if not math.isfinite(ppi.effective_labels):  # less than one label over the labels' own t interval: theirs
+        method = METHOD_NO_GAIN.format(
+            lam=ppi.lam,
+            ppi=width,
+            labels=width * alone.t_se / ppi.se,  # the labels' t interval on the same t quantile
+            worth=PPIEstimate.labels_worth(ppi.n_labels, alone.t_se, ppi.se),
+            n_labels=ppi.n_labels,
+            k=k,
+            n=n_units,
+            interval=alone.interval,
+        )
         return _alone_estimate(alone, f, k, method)
     return ppi
 
@@ -323,7 +400,7 @@ def _alone_estimate(alone: _LabelsOnly, f: np.ndarray, k: int, method: str) -> P
         scorer_estimate=float(f.mean()),
         labels_estimate=alone.mean,
         labels_ci95=alone.ci,
-        effective_labels=float("nan"),
+        effective_labels=math.nan,  # the singleton: a result read back (None -> math.nan) compares equal
         n_disagreements=k,
         method=method,
         se_labelled=alone.se,
@@ -355,7 +432,8 @@ def _ppi_plus(
     if power_tuned and big_n:
         var_lab_f = float(f_lab.var(ddof=1))
         cov = float(np.cov(y, f_lab, ddof=1)[0, 1])
-        lam = 0.0 if var_lab_f == 0 else min(1.0, max(0.0, cov / ((1 + n / big_n) * var_lab_f)))
+        constant = bool(np.all(f_lab == f_lab[0]))  # a scorer that says one thing: its variance is rounding's, not 0
+        lam = 0.0 if constant or var_lab_f == 0 else min(1.0, max(0.0, cov / ((1 + n / big_n) * var_lab_f)))
     rectified = y - lam * f_lab
     estimate = float(lam * (float(f_un.mean()) if big_n else 0.0) + rectified.mean())
     z = float(norm.ppf(1 - alpha / 2))
@@ -366,7 +444,6 @@ def _ppi_plus(
     se = math.sqrt(scorer_variance + rectified_variance)
     reference = student_t(max(units[1] - 1, 1))  # a small labelled sample: t on the labelled units, not z
     q = float(reference.ppf(1 - alpha / 2))
-    labels_width = alone.ci[1] - alone.ci[0]  # the widths of the intervals shown, not their standard errors
     return PPIEstimate(
         estimate=estimate,
         ci95=(estimate - q * se, estimate + q * se),
@@ -378,7 +455,7 @@ def _ppi_plus(
         scorer_estimate=float(f.mean()),
         labels_estimate=alone.mean,
         labels_ci95=alone.ci,
-        effective_labels=float(n * (labels_width / (2 * q * se)) ** 2),
+        effective_labels=PPIEstimate.shown_worth(n, PPIEstimate.labels_worth(n, alone.t_se, se)),
         n_disagreements=units[0],
         se_labelled=math.sqrt(rectified_variance),
         se_scorer=math.sqrt(scorer_variance),
