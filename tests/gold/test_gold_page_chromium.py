@@ -323,9 +323,11 @@ def test_an_answer_that_is_not_json_says_the_session_ended(axis_folder: Path, tm
     with serving(_log(axis_folder, tmp_path)) as server:
         tab = browser.new_page()
         tab.goto(server.url)
+        sync_api.expect(tab.locator("#position")).to_have_text("item 1 of 40", timeout=30_000)  # the page is up
         tab.route("**/label", lambda route: route.fulfill(status=403, body="forbidden\n", content_type="text/plain"))
         tab.keyboard.press("y")
-        sync_api.expect(tab.locator("#status")).to_contain_text("session has ended", timeout=10_000)
+        # 30 s: once, on a loaded 2-core CI machine, 10 s passed with the status still empty
+        sync_api.expect(tab.locator("#status")).to_contain_text("session has ended", timeout=30_000)
         status = tab.text_content("#status") or ""
         assert "Open the URL the label command printed" in status and "SyntaxError" not in status
         assert tab.text_content("#position") == "item 1 of 40"
