@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import json
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from fairtalk.cli import main
 from fairtalk.gold import GoldLog, LabelServer, draw_sample, label_schemes
 
 #: Side a's and side b's words: what a blind page must never show.
@@ -111,3 +113,13 @@ def page(axis_folder: Path, tmp_path: Path) -> Iterator[LabelServer]:
     log = GoldLog(tmp_path / "gold.jsonl", draw_sample(axis_folder, n=20, seed=3), label_schemes("offense_rate"), annotator="ann")
     with serving(log) as server:
         yield server
+
+
+def run_label(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``fairtalk label ARGS`` in this process: its exit code, stdout and stderr."""
+    monkeypatch.setattr(sys, "argv", ["fairtalk", "label", *args])
+    monkeypatch.delenv("FAIRTALK_DEBUG", raising=False)
+    with pytest.raises(SystemExit) as info:
+        main()
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err

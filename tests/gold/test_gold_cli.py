@@ -10,17 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from fairtalk.cli import EXIT_USAGE, main
+from fairtalk.cli import EXIT_USAGE
 from fairtalk.gold import LabelServer
 
-
-def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["fairtalk", "label", *args])
-    monkeypatch.delenv("FAIRTALK_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as info:
-        main()
-    captured = capsys.readouterr()
-    return int(info.value.code or 0), captured.out, captured.err
+from .conftest import run_label as _run
 
 
 def _cases(folder: Path, tmp_path: Path, busy_port: int) -> list[tuple[list[str], str]]:

@@ -3,23 +3,15 @@
 from __future__ import annotations
 
 import socket
-import sys
 from pathlib import Path
 
 import pytest
 
-from fairtalk.cli import EXIT_USAGE, main
+from fairtalk.cli import EXIT_USAGE
 from fairtalk.errors import InputError
 from fairtalk.gold import GoldLog, LabelServer, draw_sample, label_schemes, sample_record_path
 
-
-def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["fairtalk", "label", *args])
-    monkeypatch.delenv("FAIRTALK_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as info:
-        main()
-    captured = capsys.readouterr()
-    return int(info.value.code or 0), captured.out, captured.err
+from .conftest import run_label as _run
 
 
 def _interrupt(self: LabelServer, poll_interval: float = 0.5) -> None:

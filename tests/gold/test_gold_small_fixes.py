@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import http.client
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
-from fairtalk.cli import main
 from fairtalk.errors import InputError
 from fairtalk.gold import MAX_NOTE, LabelServer, read_gold
 
-
-def _run(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    monkeypatch.setattr(sys, "argv", ["fairtalk", "label", *args])
-    monkeypatch.delenv("FAIRTALK_DEBUG", raising=False)
-    with pytest.raises(SystemExit) as info:
-        main()
-    captured = capsys.readouterr()
-    return int(info.value.code or 0), captured.out, captured.err
+from .conftest import run_label as _run
 
 
 def _gold(path: Path, annotator: str) -> Path:
