@@ -28,7 +28,8 @@ truncated or empty output, and a run's folder never mixes two runs:
   :func:`check_output_name` an output given as ``-`` or a quoted ``~`` (no file of that name is made).
 - :class:`StoreHold` is held by every run while it has a run store file open, so that a run never
   removes an empty store file another run has open; :func:`hold_output` locks an output for the
-  command's :func:`output_scope`, so that two commands never write one output at once (see ``_holders.py``).
+  command's :func:`output_scope`, so that two commands (two processes, or two threads of one) never write one
+  output at once (see ``_holders.py``).
 
 ``OSError`` becomes :class:`~fairtalk.errors.OutputError` naming the path and the reason.
 """

@@ -11,7 +11,14 @@ naming that process' pid. The lock is a file beside the output, ``.NAME.fairtalk
 folders it lives in are made if missing, and removed again if still empty); it is removed when
 the command ends. One that a kill left behind is harmless: the kernel let go of its lock with
 the process, and the next command takes it. Outside a scope (a library call of a check alone)
-the check only asks whether another process holds the output, and holds nothing.
+the check only asks whether another process (or thread) holds the output, and holds nothing.
+
+**Threads.** A hold belongs to the thread that took it, not to its whole process: two threads of
+one process (two :func:`fairtalk.audit` calls given one ``out_dir``) are two runs, and the second
+is refused as a second process is, with the same OutputError (naming this process' pid), never
+let in beside the first. A thread's own holds nest: an output it holds already (an inner step
+checking its call's folder again) passes. Each thread has its own scopes, so a hold goes to the
+innermost scope of the thread that takes it.
 
 **Nested outputs.** An output inside another run's output (``--junit A/index.html`` or ``-o
 A/nested`` while a run writes ``-o A``), or one holding another run's output (``-o A`` while a
@@ -23,8 +30,9 @@ output's path. Before taking an output, a command looks through the live entries
 a killed holder's entry is unlocked, and removed by the next command that looks) and stops with
 an OutputError naming the holder's pid and its output when one is inside this output, or holds
 it. The look and the listing happen under one more lock (the registry's ``.guard``), so of two
-commands starting at once, one sees the other. A command's own outputs (one process) are never
-in its way here. Outputs are compared where they really are (links resolved).
+commands starting at once, one sees the other. A call's own outputs (those its thread holds)
+are never in its way here; those another thread of this process holds are, as another process'
+are. Outputs are compared where they really are (links resolved).
 
 **Stores.**
 
@@ -169,13 +177,16 @@ def is_lock_file(name: str) -> bool:
 
 
 class _Held:
-    """An output lock this process holds: the lock file's descriptor, the folders made for it, its registry entry."""
+    """An output lock one thread of this process holds: the lock file's descriptor, the folders made, its registry entry."""
 
-    __slots__ = ("entry", "fd", "made", "path")
+    __slots__ = ("entry", "fd", "made", "owner", "path", "shown", "where")
 
     def __init__(self, path: Path, fd: int, made: list[Path]) -> None:
         self.path, self.fd, self.made = path, fd, made
         self.entry: tuple[Path, int] | None = None
+        #: The thread that holds it (its ident), and the output: where it really is, and its path as given, made absolute.
+        self.owner = threading.get_ident()
+        self.where, self.shown = Path(), ""
 
     def release(self) -> None:
         """Remove the lock file (still held: no other process can take it meanwhile), let go, remove the folders made."""
@@ -190,10 +201,11 @@ class _Held:
             _drop_entry(*entry)
 
 
-_GUARD = threading.RLock()
-#: The output locks this process holds (by lock file), and the open scopes, innermost last, with the locks each took.
+_GUARD = threading.Lock()
+#: The output locks this process holds (by lock file, each with its thread), and each thread's open scopes (by the
+#: thread's ident), innermost last, with the locks each took.
 _HELD: dict[Path, _Held] = {}
-_SCOPES: list[list[Path]] = []
+_SCOPES: dict[int, list[list[Path]]] = {}
 
 
 @contextlib.contextmanager
@@ -204,16 +216,20 @@ def output_scope() -> Iterator[None]:
     removed) when this block ends, however it ends.
     """
     mine: list[Path] = []
+    thread = threading.get_ident()
     with _GUARD:
-        _SCOPES.append(mine)
+        _SCOPES.setdefault(thread, []).append(mine)
     try:
         yield
     finally:
         with _GUARD:
-            for i in range(len(_SCOPES) - 1, -1, -1):
-                if _SCOPES[i] is mine:
-                    del _SCOPES[i]
+            scopes = _SCOPES.get(thread, [])
+            for i in range(len(scopes) - 1, -1, -1):
+                if scopes[i] is mine:
+                    del scopes[i]
                     break
+            if not scopes:
+                _SCOPES.pop(thread, None)
             for path in reversed(mine):
                 held = _HELD.pop(path, None)
                 if held is not None:
@@ -223,26 +239,34 @@ def output_scope() -> Iterator[None]:
 def hold_output(target: str | os.PathLike[str], *, option: str = "-o") -> None:
     """Lock the output ``target`` for the innermost :func:`output_scope`; OutputError when another process holds it.
 
-    The error names the holder's pid and ``option`` (what to give instead). Re-entrant: an
-    output this process holds already passes. Outside any scope, it only checks (and holds
-    nothing). A lock file that cannot be made (a read-only folder) takes no lock: writing
-    the output then says what is wrong.
+    The error names the holder's pid and ``option`` (what to give instead). Re-entrant per
+    thread: an output this thread holds already passes; one another thread of this process
+    holds is refused as one another process holds (its pid: this process'), and so is an output
+    inside one another thread holds, or holding one. Outside any scope of this thread, it only
+    checks (and holds nothing). A lock file that cannot be made (a read-only folder) takes no
+    lock: writing the output then says what is wrong.
     """
     path = output_lock_path(target)
+    thread = threading.get_ident()
     with _GUARD:
         if path in _HELD:
-            return
+            if _HELD[path].owner == thread:
+                return
+            raise OutputError(_MSG_BUSY.format(target=os.fspath(target), pid=f" (pid {os.getpid()})", option=option))
+        _check_threads(target, option)
         with _registry() as registry:
             if registry is not None:
                 _check_nesting(registry, target, option)
             held = _take(path, target, option)
             if held is None:
                 return
-            if _SCOPES:
+            scopes = _SCOPES.get(thread)
+            if scopes:
+                held.where, held.shown = _where(target), os.path.abspath(target)
                 if registry is not None:
                     held.entry = _add_entry(registry, target)
                 _HELD[path] = held
-                _SCOPES[-1].append(path)
+                scopes[-1].append(path)
             else:
                 held.release()
 
@@ -291,8 +315,26 @@ def _shown(place: str) -> str:
     return place if rel.startswith("..") else rel
 
 
+def _check_threads(target: str | os.PathLike[str], option: str) -> None:
+    """OutputError when another thread of this process holds an output inside ``target`` or one holding it (under the guard)."""
+    mine, thread = _where(target), threading.get_ident()
+    for held in _HELD.values():
+        if held.owner == thread:
+            continue
+        if held.where in mine.parents:
+            message = _MSG_INSIDE
+        elif mine in held.where.parents:
+            message = _MSG_HOLDS
+        else:
+            continue
+        raise OutputError(message.format(target=os.fspath(target), other=_shown(held.shown), pid=os.getpid(), option=option))
+
+
 def _check_nesting(registry: Path, target: str | os.PathLike[str], option: str) -> None:
-    """OutputError when another process holds an output inside ``target`` or one holding it; removes dead entries."""
+    """OutputError when another process holds an output inside ``target`` or one holding it; removes dead entries.
+
+    This process' own entries are skipped: :func:`_check_threads` compares those, by thread.
+    """
     mine = _where(target)
     for pid, other, shown in _live_entries(registry):
         if pid == os.getpid():
