@@ -55,6 +55,10 @@ _MSG_UNKNOWN_SETTING = (
     "'# {key}:' is not a setting (did you mean '# {near}:'?); the settings are {known}. "
     "A comment must not look like one: write it without the ':'"
 )
+_MSG_SETTING_NOT_READ = (
+    "'# {key}:' is not a setting of a {kind} (its settings are {known}); remove it, or write a comment without the ':'"
+)
+_MSG_SETTING_TWICE = "'# {key}:' given twice (first on line {first}); give it once"
 _MSG_FORBIDDEN_CHARACTER = "holds the character {code}, which no report can show (XML, JUnit included, forbids it); remove it"
 _MSG_FORBIDDEN_IN_NAME = (
     "the file name (the name without a '# {header}:' line) holds the character {code}, which no report can show; "
@@ -199,26 +203,68 @@ def _near(key: str, known: tuple[str, ...]) -> str | None:
     return next((k for k in known if len(k) == len(spelled) and sum(x != y for x, y in zip(k, spelled)) == 1), None)
 
 
-def _setting(line: str, known: tuple[str, ...], *, started: bool, source: str, number: int) -> tuple[str, str] | None:
-    """A ``# key: value`` setting line as (key, value); None for a comment.
+@dataclass(frozen=True, slots=True)
+class _Settings:
+    """The ``# key:`` settings of one file format: the one set of rules every format's header is read by."""
 
-    A known key after the first pair (``started``) is a LexiconError, and so is a key that looks
-    like a misspelt setting: neither is ever silently taken for a comment.
+    keys: tuple[str, ...]
+    #: What the settings go before: ``pair`` (a two-group lexicon), ``word`` (an attribute list), ``row``.
+    entry: str
+    #: The format in words, for :data:`_MSG_SETTING_NOT_READ`.
+    kind: str = "lexicon"
+    #: Settings of another format this one does not read (a multi-way file's ``# both-sides:``): an error.
+    unread: tuple[str, ...] = ()
+    #: Settings a file gives at most once: a second ``# groups:`` is an error, never an override.
+    once: tuple[str, ...] = ()
+
+
+_LEXICON_SETTINGS = _Settings(_METADATA_KEYS, "pair", once=("axis", "groups"))
+_ATTRIBUTE_SETTINGS = _Settings(_ATTRIBUTE_KEYS, "word", kind="attribute list")
+
+
+class _Header:
+    """Reads a file's ``#`` lines as settings or comments, by one :class:`_Settings`' rules.
+
+    A known key after the first entry (``started``) is a LexiconError, and so are a key that
+    looks like a misspelt setting, a setting of another format and a once-only setting given
+    twice: none is ever silently taken for a comment or an override. Other ``#`` lines are comments.
     """
-    meta = _metadata(line)
-    if meta is None:
-        return None
-    key, value = meta
-    if key not in known:
-        near = _near(key, known)
-        if near is None:
+
+    def __init__(self, settings: _Settings, source: str) -> None:
+        self._settings = settings
+        self._source = source
+        self._first: dict[str, int] = {}
+
+    def setting(self, line: str, *, number: int, started: bool) -> tuple[str, str] | None:
+        """The ``# key: value`` line as (key, value); None for a comment."""
+        settings, source = self._settings, self._source
+        meta = _metadata(line)
+        if meta is None:
             return None
-        message = _MSG_UNKNOWN_SETTING.format(key=key, near=near, known=", ".join(known))
-        raise LexiconError(message, path=source, line=number)
-    if started:
-        entry, entries = ("pair", "pairs") if known == _METADATA_KEYS else ("word", "words")
-        raise LexiconError(_MSG_SETTING_AFTER_PAIRS.format(key=key, entry=entry, entries=entries), path=source, line=number)
-    return key, value
+        key, value = meta
+        if key not in settings.keys:
+            near = _near(key, settings.keys + settings.unread)
+            if near is None:
+                return None
+            known = ", ".join(settings.keys)
+            if near in settings.unread:
+                message = _MSG_SETTING_NOT_READ.format(key=key, kind=settings.kind, known=known)
+            else:
+                message = _MSG_UNKNOWN_SETTING.format(key=key, near=near, known=known)
+            raise LexiconError(message, path=source, line=number)
+        if started:
+            message = _MSG_SETTING_AFTER_PAIRS.format(key=key, entry=settings.entry, entries=settings.entry + "s")
+            raise LexiconError(message, path=source, line=number)
+        if key in settings.once and (first := self._first.setdefault(key, number)) != number:
+            raise LexiconError(_MSG_SETTING_TWICE.format(key=key, first=first), path=source, line=number)
+        return key, value
+
+
+def _axis(value: str, *, source: str, number: int) -> str:
+    """The value of a ``# axis:`` line: one name, without spaces."""
+    if not value or len(value.split()) != 1:
+        raise LexiconError(_MSG_BAD_AXIS.format(value=value), path=source, line=number)
+    return value
 
 
 def _split_pair(line: str, *, source: str, number: int) -> tuple[str, str, str]:
@@ -260,19 +306,18 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
     seen_pairs: dict[tuple[str, str], int] = {}
     first_a: dict[str, int] = {}
     first_b: dict[str, int] = {}
+    header = _Header(_LEXICON_SETTINGS, source)
     for number, line in _lines(text, source):
         stripped = line.strip()
         if not stripped:
             continue
         if stripped.startswith("#"):
-            meta = _setting(stripped, _METADATA_KEYS, started=bool(pairs), source=source, number=number)
+            meta = header.setting(stripped, number=number, started=bool(pairs))
             if meta is None:
                 continue
             key, value = meta
             if key == "axis":
-                if not value or len(value.split()) != 1:
-                    raise LexiconError(_MSG_BAD_AXIS.format(value=value), path=source, line=number)
-                axis = value
+                axis = _axis(value, source=source, number=number)
             elif key == "groups":
                 names = value.split()
                 if len(names) != 2 or names[0] == names[1]:
@@ -345,13 +390,14 @@ def parse_attributes(data: bytes, *, source: str, stem: str) -> AttributeList:
     """Parse and validate attribute list bytes (one word or phrase a line)."""
     text = _decode(data, source)
     name = stem
+    header = _Header(_ATTRIBUTE_SETTINGS, source)
     first_seen: dict[str, int] = {}
     for number, line in _lines(text, source):
         stripped = line.strip()
         if not stripped:
             continue
         if stripped.startswith("#"):
-            meta = _setting(stripped, _ATTRIBUTE_KEYS, started=bool(first_seen), source=source, number=number)
+            meta = header.setting(stripped, number=number, started=bool(first_seen))
             if meta is not None and meta[1]:
                 name = meta[1]
             continue
