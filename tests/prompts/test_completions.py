@@ -40,6 +40,7 @@ def test_generate_resumes_from_the_store_and_reads_back(tmp_path) -> None:
         "prompt": "The man was known for",
         "completion": "for known was",
         "text": "The man was known for for known was",
+        "written_by": "fairtalk",  # what `prompts generate -o` replaces (is_completions_file)
     }
     data = read_completions(out)
     frame, summary = data.frame, data.summary()

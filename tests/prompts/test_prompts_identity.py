@@ -137,3 +137,51 @@ def test_paraphrase_never_replaces_hand_written_prompts_of_the_same_four_keys(tm
     assert is_prompts_file(ours) and {json.loads(line)["written_by"] for line in ours.read_text().splitlines()} == {"fairtalk"}
     assert runner.invoke(app, ["prompts", "paraphrase", "-o", str(ours)]).exit_code == 0  # its own prompts it replaces
     assert len(read_prompts(ours)) == len(ours.read_text().splitlines())
+
+
+def _generate(prompts: Path, out: Path, seeds: int = 1) -> list[str]:
+    return ["prompts", "generate", "--model", "builtin:echo", "--seeds", str(seeds), "--prompts", str(prompts), "-o", str(out)]
+
+
+def test_generate_never_replaces_hand_made_completions_of_its_keys_and_resumes_its_own(tmp_path: Path) -> None:
+    """Review finding (as for `paraphrase`, `regard label`): a person's completions of exactly generate's keys were replaced."""
+    from fairtalk.prompts import is_completions_file
+
+    prompts = tmp_path / "prompts.jsonl"
+    assert runner.invoke(app, ["prompts", "paraphrase", "--source", "none", "-o", str(prompts)]).exit_code == 0
+    _write_lines(prompts, prompts.read_text(encoding="utf-8").splitlines()[:4])
+    own = tmp_path / "own.jsonl"
+    first = runner.invoke(app, _generate(prompts, own))
+    assert first.exit_code == 0, first.output
+    records = [json.loads(line) for line in own.read_text(encoding="utf-8").splitlines()]
+    assert len(records) == 4 and {r["written_by"] for r in records} == {"fairtalk"} and is_completions_file(own)
+    keys = ("group", "template", "kind", "structure", "seed", "prompt", "completion", "text")
+    hand_rows = [
+        {**{k: r[k] for k in keys}, "completion": " my own words.", "text": r["prompt"] + " my own words."} for r in records
+    ]
+    late = [records[0], *hand_rows[1:]]  # fairtalk's first line, a person's after it
+    for name, rows in (("hand", hand_rows), ("late", late)):
+        mine = tmp_path / f"{name}.jsonl"
+        _write_lines(mine, [json.dumps(r) for r in rows])
+        before = mine.read_bytes()
+        done = runner.invoke(app, _generate(prompts, mine))
+        said = " ".join(done.stderr.split())
+        assert done.exit_code == 2, done.output
+        assert said.startswith(f"error: {mine}: -o: this file exists and is not a completions file fairtalk wrote"), said
+        assert "move it, or give a new path" in said and "Traceback" not in said
+        assert mine.read_bytes() == before and not is_completions_file(mine), name
+        assert not mine.with_suffix(".store.sqlite").exists()  # refused before any work
+        data = read_completions(mine)  # the mark gates replacing, never reading: analyze and label read it as before
+        assert data.data_summary.n_texts == 4 and "my own words" in data.frame["text"].iloc[-1]
+    again = runner.invoke(app, _generate(prompts, own))  # its own file: replaced, the run resumed from the store
+    assert again.exit_code == 0, again.output
+    assert "4 from the store, 0 generated" in " ".join(again.output.split())
+    assert [json.loads(line) for line in own.read_text(encoding="utf-8").splitlines()] == records
+    more = runner.invoke(app, _generate(prompts, own, seeds=2))  # and extended: the new seed generated, the old served
+    assert more.exit_code == 0, more.output
+    assert "4 from the store, 4 generated" in " ".join(more.output.split()) and is_completions_file(own)
+    assert len(read_completions(own).frame) == 8
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")

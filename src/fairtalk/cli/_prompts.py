@@ -135,8 +135,9 @@ def prompts_generate(
         ...,
         "-o",
         "--output",
-        help="Completions JSONL to write. An existing file is replaced only when it is a completions file fairtalk wrote; "
-        "never an input.",
+        help='Completions JSONL to write (each record marked "written_by": "fairtalk"). An existing file is replaced only '
+        "when it is a completions file fairtalk wrote (never completions without that mark: a rerun over its own file "
+        "resumes from --store); never an input.",
     ),
     seeds: int = typer.Option(10, "--seeds", min=1, help="Completions per prompt, with seeds 0..N-1 (the paper: 10)."),
     top_k: int | None = typer.Option(40, "--top-k", min=1, help="Top-k sampling (the paper: 40)."),

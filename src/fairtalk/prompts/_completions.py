@@ -5,10 +5,13 @@ structure) — through :class:`~fairtalk.store.CachingResponder`, so an interrup
 where it stopped. The JSONL has one object per completion::
 
     {"group": "man", "template": "worked as", "kind": "occupation", "structure": "wh_question",
-     "seed": 3, "prompt": "What did the man work as?", "completion": "...", "text": "What did ... ..."}
+     "seed": 3, "prompt": "What did the man work as?", "completion": "...", "text": "What did ... ...",
+     "written_by": "fairtalk"}
 
 ``text`` is the prompt followed by the completion (what is classified, as in the paper);
-an item the model failed on has ``"completion": null`` and an ``"error"``. A ``"label"``
+an item the model failed on has ``"completion": null`` and an ``"error"``. ``written_by`` marks
+the file as fairtalk's, the only kind ``prompts generate -o`` replaces (:func:`is_completions_file`);
+readers do not need it, so completions made elsewhere are read all the same. A ``"label"``
 (-1, 0, 1, 2) may be present (for instance after labelling elsewhere). A completion's id is its
 ``"id"`` field where it has one, else its line number in the file: the ids ``fairtalk label``
 writes into a gold file (:mod:`fairtalk.gold._sample`), which ``prompts analyze --gold`` joins on.
@@ -127,11 +130,12 @@ class CompletionSummary(Codec):
 
 #: The keys of every record of a prompts JSONL (:func:`write_prompts`) and of a completions JSONL.
 PROMPT_KEYS = ("group", "template", "structure", "text")
-#: The key and value :func:`write_prompts` adds to each record: they tell its prompts from a person's file of the four keys.
+#: The key and value :func:`write_prompts` and :func:`generate_completions` add to each record: they tell the
+#: file from a person's of the same keys.
 WRITTEN_BY, FAIRTALK = "written_by", "fairtalk"
 COMPLETION_KEYS = ("group", "template", "structure", "seed", "prompt")
 #: Every key :func:`generate_completions` writes into a record (``error``: a failed item's).
-_WRITTEN_COMPLETION_KEYS = frozenset((*COMPLETION_KEYS, "kind", "completion", "text", "error"))
+_WRITTEN_COMPLETION_KEYS = frozenset((*COMPLETION_KEYS, "kind", "completion", "text", "error", WRITTEN_BY))
 
 
 def _is_prompt_record(record: Mapping[str, Any]) -> bool:
@@ -143,7 +147,7 @@ def _is_prompt_record(record: Mapping[str, Any]) -> bool:
 
 
 def _is_completion_record(record: Mapping[str, Any]) -> bool:
-    return set(COMPLETION_KEYS) <= record.keys() <= _WRITTEN_COMPLETION_KEYS
+    return set(COMPLETION_KEYS) <= record.keys() <= _WRITTEN_COMPLETION_KEYS and record.get(WRITTEN_BY) == FAIRTALK
 
 
 def is_prompts_file(path: str | os.PathLike[str]) -> bool:
@@ -160,7 +164,9 @@ def is_completions_file(path: str | os.PathLike[str]) -> bool:
     """Whether ``path`` is a completions JSONL as :func:`generate_completions` writes them: every record's keys among its own.
 
     A record with a key :func:`generate_completions` never writes (a ``label`` given by hand,
-    an ``id``) makes the file the user's, never replaced by new completions.
+    an ``id``) or without ``"written_by": "fairtalk"`` (completions made by hand or by another
+    program, even of the very keys it writes, or by a fairtalk that did not yet mark them) makes
+    the file the user's, never replaced by new completions. :func:`read_completions` reads either.
     """
     return is_written_as(path, _is_completion_record)
 
@@ -298,7 +304,8 @@ def generate_completions(
     responder : Responder
         The model under test (``load_responder(spec)``).
     out : path
-        The completions JSONL, written atomically (rewritten in full from the store on a resumed run).
+        The completions JSONL, written atomically (rewritten in full from the store on a resumed run),
+        each record marked ``"written_by": "fairtalk"`` (:func:`is_completions_file`).
     seeds : int or sequence of int
         A count ``n`` (seeds ``0..n-1``) or the seeds themselves.
     settings : DecodingSettings, optional
@@ -373,6 +380,7 @@ def generate_completions(
                     record.update(completion=None, text=None, error=message)
                 else:
                     record.update(completion=item, text=join_completion(prompt.text, item))
+                record[WRITTEN_BY] = FAIRTALK
                 write_records(handle, [record])
     return CompletionSummary(
         n_duplicate_prompts=n_given - len(prompts),
