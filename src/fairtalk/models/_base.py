@@ -267,10 +267,18 @@ class Responder(Closing, ABC):
         By default a batch that raises :class:`ResponderError` is split in halves until the failing
         items stand alone, so every other item still gets its response; a batch that timed out
         (:class:`ResponderTimeout`) fails whole instead of hanging once per half. Adapters that
-        report failures per item natively (HTTP, replay) override it.
+        report failures per item natively (HTTP, replay) override it. When something else stops
+        the call midway (Ctrl-C, the model stopping the run), the items its halves had answered
+        travel with that exception, for :func:`respond_each_checked` to hand to the run store.
         """
         check_batch(contexts, seeds)
-        return _bisect(self, list(contexts), settings, list(seeds))
+        answered: dict[int, str | ResponderError] = {}
+        try:
+            return _bisect(self, list(contexts), settings, list(seeds), answered)
+        except BaseException as stop:
+            if answered:
+                _keep_answered(stop, _Answered(self, contexts, seeds, settings, answered))
+            raise
 
     @property
     def supports_stream(self) -> bool:
@@ -362,37 +370,108 @@ def collect_stream(stream: Iterable[tuple[int, str | ResponderError] | None], n_
 
 
 def respond_each_checked(
-    responder: Responder, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    responder: Responder,
+    contexts: Sequence[str],
+    settings: DecodingSettings,
+    *,
+    seeds: Sequence[int],
+    answered: dict[int, str | ResponderError] | None = None,
 ) -> list[str | ResponderError]:
     """``responder.respond_each``, with one seed per context checked first and one result per context after.
 
     Raises SpecError for a seed count that does not match, ResponderError when the model returned
-    another number of results than it was given contexts.
+    another number of results than it was given contexts. When the call is stopped midway by an
+    exception (Ctrl-C, :class:`~fairtalk.errors.ResponderAborted`, a bug), ``answered`` (when
+    given) receives, before it propagates, the items that call had answered by then (index ->
+    response or error): with the default ``respond_each``, the halves of a failed batch already
+    answered, so that the run store keeps them and a re-run does not ask for them again. A model
+    whose ``respond_each`` returns all its items at once or none leaves it empty.
     """
     check_batch(contexts, seeds)
-    out = responder.respond_each(contexts, settings, seeds=seeds)
+    try:
+        out = responder.respond_each(contexts, settings, seeds=seeds)
+    except BaseException as stop:
+        if answered is not None:
+            answered.update(_answered_before(stop, responder, contexts, settings, seeds))
+        raise
     if len(out) != len(contexts):
         raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
     return list(out)
 
 
 def _bisect(
-    responder: Responder, contexts: list[str], settings: DecodingSettings, seeds: list[int]
+    responder: Responder,
+    contexts: list[str],
+    settings: DecodingSettings,
+    seeds: list[int],
+    answered: dict[int, str | ResponderError],
+    start: int = 0,
 ) -> list[str | ResponderError]:
+    """The items of ``contexts``, a failing batch split in halves until its failing items stand alone.
+
+    Each part's items also go in ``answered`` (by index, from ``start``) as soon as the part is
+    done, so that a call stopped midway still tells what it had answered.
+    """
     if not contexts:
         return []
     try:
         out = responder.respond(contexts, settings, seeds=seeds)
     except ResponderError as exc:
         if len(contexts) == 1 or isinstance(exc, ResponderTimeout):  # a hung model is not retried by halves
-            return [exc] * len(contexts)
+            failed: list[str | ResponderError] = [exc] * len(contexts)
+            answered.update(enumerate(failed, start))
+            return failed
         mid = len(contexts) // 2
-        return _bisect(responder, contexts[:mid], settings, seeds[:mid]) + _bisect(
-            responder, contexts[mid:], settings, seeds[mid:]
+        return _bisect(responder, contexts[:mid], settings, seeds[:mid], answered, start) + _bisect(
+            responder, contexts[mid:], settings, seeds[mid:], answered, start + mid
         )
     if len(out) != len(contexts):
         raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
+    answered.update(enumerate(out, start))
     return list(out)
+
+
+#: The attribute of an exception that stopped ``respond_each`` calls midway: an :class:`_Answered` per call.
+_ANSWERED = "_fairtalk_answered"
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    """What one ``respond_each`` call of ``responder`` had answered (index -> item) when an exception stopped it."""
+
+    responder: Responder
+    contexts: Sequence[str]
+    seeds: Sequence[int]
+    settings: DecodingSettings
+    items: dict[int, str | ResponderError]
+
+
+def _keep_answered(stop: BaseException, record: _Answered) -> None:
+    """Attach ``record`` to ``stop``, beside those of the calls it stopped before (a nested call's)."""
+    try:
+        setattr(stop, _ANSWERED, (*getattr(stop, _ANSWERED, ()), record))
+    except (AttributeError, TypeError):  # an exception that takes no attribute: its answers are asked again
+        pass
+
+
+def _answered_before(
+    stop: BaseException, responder: Responder, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+) -> dict[int, str | ResponderError]:
+    """The items ``responder.respond_each(contexts, settings, seeds=seeds)`` had answered when ``stop`` ended it.
+
+    Only that very call's (the same responder object, contexts, seeds and settings): the answers a
+    wrapping model's inner model gave, or another call's, are never taken for its own.
+    """
+    for record in getattr(stop, _ANSWERED, ()):
+        if (
+            isinstance(record, _Answered)
+            and record.responder is responder
+            and record.settings == settings
+            and list(record.seeds) == list(seeds)
+            and list(record.contexts) == list(contexts)
+        ):
+            return dict(record.items)
+    return {}
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:

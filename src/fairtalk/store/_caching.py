@@ -207,8 +207,7 @@ class CachingResponder(Responder):
             for start in range(0, len(misses), self.batch_size):
                 batch = misses[start : start + self.batch_size]
                 n_errors_before = self.n_errors
-                rows = self._generate(batch, contexts, settings, results, failed)
-                pending.add(rows, sum(len(indices) for _, indices in batch))
+                self._generate(batch, contexts, settings, results, failed, pending)
                 if pending.due():
                     pending.commit()
                 if self.max_errors is not None and self.n_errors > max(self.max_errors, n_errors_before):
@@ -284,14 +283,38 @@ class CachingResponder(Responder):
         settings: DecodingSettings,
         results: list[str | ResponderError | None],
         failed: dict[tuple[bytes, int], str],
-    ) -> list[_Row]:
-        """Run one batch of misses through the model; fill ``results``; return the rows to store."""
+        pending: _Pending,
+    ) -> None:
+        """Run one batch of misses through the model; fill ``results``; add the rows to store to ``pending``.
+
+        A call stopped midway (Ctrl-C, the model stopping the run) still adds the items it had
+        answered (the halves of a failed batch already done), so that a re-run asks only for the rest.
+        """
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
-        out = respond_each_checked(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
-        return [
+        answered: dict[int, str | ResponderError] = {}
+        try:
+            out = respond_each_checked(
+                self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch], answered=answered
+            )
+        except BaseException:
+            done = [(batch[j], batch_contexts[j], item) for j, item in sorted(answered.items())]
+            self._add_rows(done, results, failed, pending)
+            raise
+        self._add_rows(list(zip(batch, batch_contexts, out)), results, failed, pending)
+
+    def _add_rows(
+        self,
+        done: list[tuple[tuple[tuple[bytes, int], list[int]], str, str | ResponderError]],
+        results: list[str | ResponderError | None],
+        failed: dict[tuple[bytes, int], str],
+        pending: _Pending,
+    ) -> None:
+        """Count the finished misses ``((hash, seed), indices), context, item``, and add their rows to ``pending``."""
+        rows = [
             self._row(h, seed, context, item, indices, results, failed.get((h, seed)))
-            for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)
+            for ((h, seed), indices), context, item in done
         ]
+        pending.add(rows, sum(len(indices) for (_, indices), _, _ in done))
 
     def _row(
         self,
