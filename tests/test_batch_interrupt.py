@@ -3,17 +3,21 @@
 A batched model (``python:`` given a list, a model with the default ``respond_each``) that fails on a
 batch is asked again by halves; the halves it answered were held until the whole batch was done, so
 a Ctrl-C (or the model stopping the run) during a later half lost them, and the rerun paid for them
-again. The ``openai:`` adapter stores each answer as it arrives: its test guards that.
+again. The ``openai:`` adapter stores each answer as it reaches the caller; the answers still on
+their way from its requests' thread when the run stopped (Ctrl-C, an error budget spent) were lost.
 
 Each interrupt is raised at a fixed point (the model or the stub server calls
-``_thread.interrupt_main()`` when the item that hangs is asked for), never after a delay.
+``_thread.interrupt_main()`` when the side that hangs is asked for), never after a delay.
 """
 
 from __future__ import annotations
 
+import _thread
 import json
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -23,6 +27,8 @@ import fairtalk
 from fairtalk.cli import app
 from fairtalk.errors import ResponderAborted, ResponderError
 from fairtalk.models import DecodingSettings, Responder, batched, respond_each_checked
+from fairtalk.models import _streaming as streaming
+from local_server import LocalServer
 
 runner = CliRunner()
 
@@ -170,3 +176,82 @@ def test_what_a_stopped_call_answered_is_its_own_and_never_an_inner_models() -> 
     with pytest.raises(KeyboardInterrupt):
         respond_each_checked(_Wrapper(), contexts, settings, seeds=seeds, answered=outer)  # type: ignore[arg-type]
     assert outer == {}  # the inner model's answers are not the wrapper's: asked again, never stored as its own
+
+
+class _Stub(BaseHTTPRequestHandler):
+    """Answers ``re: TEXT`` at once; holds the request for ``hold`` and interrupts the test's main thread (Ctrl-C
+    while it is out); refuses the one for ``refuse`` (HTTP 400: a failure not retried)."""
+
+    state: dict
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802 - the preflight's model list
+        self._send(200, {"data": [{"id": "stub"}]})
+
+    def do_POST(self) -> None:  # noqa: N802
+        st = self.state
+        text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][-1]["content"]
+        with st["lock"]:
+            st["asked"].append(text)
+        if text == st["hold"]:
+            _thread.interrupt_main()  # Ctrl-C while this request is out
+            st["release"].wait(30)
+        elif text == st["refuse"]:
+            self._send(400, {"error": "refused"})
+        else:
+            self._send(200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+
+@pytest.fixture()
+def stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, dict]]:
+    """A stub server (its own port) answering one request at a time, in the order of the pair sides.
+
+    The answers cross from the requests' thread to the caller only when the stream ends (``HAND_OVER``
+    raised from 10 ms): whatever stops the run finds them all on their way, not yet handed on.
+    """
+    monkeypatch.setattr(streaming, "HAND_OVER", 60.0)
+    state = {"lock": threading.Lock(), "asked": [], "hold": None, "refuse": None, "release": threading.Event()}
+    try:
+        with LocalServer(type("Handler", (_Stub,), {"state": state})) as server:
+            yield f"openai:{server.url()}#stub?timeout=60&max_concurrency=1", state
+    finally:
+        state["release"].set()
+
+
+def test_ctrl_c_keeps_the_openai_answers_back_but_not_yet_handed_on_and_the_rerun_sends_only_the_missing_request(
+    stub: tuple[str, dict], tmp_path: Path
+) -> None:
+    model, state = stub
+    store = tmp_path / "store.sqlite"
+    state["hold"] = "she said 9"  # the last side: every other one has come back when it is asked
+    with pytest.raises(KeyboardInterrupt):
+        fairtalk.respond(_pairs(), model=model, store=store)
+    assert len(state["asked"]) == 20 and _stored(store) == (19, 0)  # main: none (and no store file)
+    state.update(asked=[], hold=None)
+    generation = fairtalk.respond(_pairs(), model=model, store=store)
+    assert state["asked"] == ["she said 9"] and generation.summary.n_cached == 19
+
+
+def test_a_run_stopped_by_its_error_budget_keeps_the_openai_answers_already_back(stub: tuple[str, dict], tmp_path: Path) -> None:
+    model, state = stub
+    store = tmp_path / "store.sqlite"
+    state["refuse"] = "she said 2"  # the sixth side: max_errors=0 stops the run there, the 14 after it back too
+    with pytest.raises(ResponderError, match="max_errors=0"):
+        fairtalk.respond(_pairs(), model=model, store=store, max_errors=0)
+    assert len(state["asked"]) == 20 and _stored(store) == (19, 1)  # main: (5, 1)
+    state.update(asked=[], refuse=None)
+    generation = fairtalk.respond(_pairs(), model=model, store=store)
+    assert state["asked"] == ["she said 2"] and generation.summary.n_cached == 19  # the failure is asked again

@@ -42,11 +42,14 @@ __all__ = [
     "Responder",
     "Stream",
     "check_batch",
+    "close_stream",
     "collect_stream",
     "cut_at_stop",
     "UNKNOWN_STATE",
+    "answered_before",
     "finish_reason",
     "identity_unknown",
+    "keep_answered",
     "length_batches",
     "make_fingerprint",
     "raise_first_error",
@@ -276,8 +279,7 @@ class Responder(Closing, ABC):
         try:
             return _bisect(self, list(contexts), settings, list(seeds), answered)
         except BaseException as stop:
-            if answered:
-                _keep_answered(stop, _Answered(self, contexts, seeds, settings, answered))
+            keep_answered(stop, self, contexts, settings, seeds, answered)
             raise
 
     @property
@@ -392,7 +394,7 @@ def respond_each_checked(
         out = responder.respond_each(contexts, settings, seeds=seeds)
     except BaseException as stop:
         if answered is not None:
-            answered.update(_answered_before(stop, responder, contexts, settings, seeds))
+            answered.update(answered_before(stop, responder, contexts, settings, seeds))
         raise
     if len(out) != len(contexts):
         raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
@@ -446,21 +448,61 @@ class _Answered:
     items: dict[int, str | ResponderError]
 
 
-def _keep_answered(stop: BaseException, record: _Answered) -> None:
-    """Attach ``record`` to ``stop``, beside those of the calls it stopped before (a nested call's)."""
+def keep_answered(
+    stop: BaseException,
+    responder: Responder,
+    contexts: Sequence[str],
+    settings: DecodingSettings,
+    seeds: Sequence[int],
+    items: Mapping[int, str | ResponderError],
+) -> None:
+    """Say, on the exception ``stop`` that ends a call of ``responder`` midway, which of its items it had answered.
+
+    ``items`` maps an index of ``contexts`` to its response or error. A ``respond_each`` or
+    ``respond_stream`` call stopped by Ctrl-C (or by the caller: an error budget spent) attaches
+    what it holds this way before the exception propagates; :func:`answered_before` reads it back
+    for the run store, so that a re-run does not ask for them again. Nothing for no item.
+    """
+    if not items:
+        return
+    record = _Answered(responder, contexts, seeds, settings, dict(items))
     try:
-        setattr(stop, _ANSWERED, (*getattr(stop, _ANSWERED, ()), record))
+        setattr(stop, _ANSWERED, (*getattr(stop, _ANSWERED, ()), record))  # beside a nested call's
     except (AttributeError, TypeError):  # an exception that takes no attribute: its answers are asked again
         pass
 
 
-def _answered_before(
+class _StreamClosed(GeneratorExit):
+    """What :func:`close_stream` throws into a stream: a GeneratorExit, which the stream answers as ``close()``'s."""
+
+
+def close_stream(
+    stream: Stream, responder: Responder, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+) -> dict[int, str | ResponderError]:
+    """Close ``stream`` as ``stream.close()`` does, and return what it had answered but not yet yielded (index -> item).
+
+    ``stream`` is ``responder.respond_stream(contexts, settings, seeds=seeds)``. It gets a
+    GeneratorExit at the point where it waits, as with ``close()`` (it stops its work; an
+    exception it raises instead propagates, and a stream that yields again is a RuntimeError), and
+    an adapter that holds items already finished (``openai:``, the answers on their way from its
+    requests' thread) attaches them to it (:func:`keep_answered`), so that the run store keeps them.
+    """
+    closing = _StreamClosed()
+    try:
+        stream.throw(closing)
+    except (GeneratorExit, StopIteration):
+        return answered_before(closing, responder, contexts, settings, seeds)
+    raise RuntimeError("generator ignored GeneratorExit")
+
+
+def answered_before(
     stop: BaseException, responder: Responder, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
 ) -> dict[int, str | ResponderError]:
-    """The items ``responder.respond_each(contexts, settings, seeds=seeds)`` had answered when ``stop`` ended it.
+    """The items (index -> response or error) a call of ``responder`` on ``contexts`` had answered when ``stop`` ended it.
 
-    Only that very call's (the same responder object, contexts, seeds and settings): the answers a
-    wrapping model's inner model gave, or another call's, are never taken for its own.
+    What :func:`keep_answered` attached, for that very call only (the same responder object,
+    contexts, seeds and settings): the answers a wrapping model's inner model gave, or another
+    call's, are never taken for its own. Empty when none were.
     """
     for record in getattr(stop, _ANSWERED, ()):
         if (

@@ -12,7 +12,9 @@ from fairtalk.models import (
     Reply,
     Responder,
     Stream,
+    answered_before,
     check_batch,
+    close_stream,
     raise_first_error,
     respond_each_checked,
 )
@@ -51,7 +53,11 @@ class CachingResponder(Responder):
     commit per small batch (the unique index is keyed by a random hash, so every commit
     touches scattered pages). ``progress`` counts an item once it is committed, never
     before: whatever stops a run (the breaker, an error, Ctrl-C, a killed process),
-    every item counted as done is in the store.
+    every item counted as done is in the store. What stops a call midway (Ctrl-C, the breaker,
+    ``max_errors``) also stores the answers the model had given and not yet handed on: the halves
+    of a failed batch already answered (the default ``respond_each``), the ``openai:`` answers on
+    their way from its requests' thread (:func:`~fairtalk.models.answered_before`); a re-run asks
+    only for the rest. A killed process loses those.
 
     Parameters
     ----------
@@ -241,7 +247,8 @@ class CachingResponder(Responder):
         ``failed`` holds the kind each miss that failed before failed with (for the breaker).
         """
         batch_contexts = [contexts[indices[0]] for _, indices in misses]
-        items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
+        batch_seeds = [seed for (_, seed), _ in misses]
+        items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=batch_seeds)
         pending = self._pending(run_id)
         try:
             for done in items:  # None: nothing finished lately, a chance to commit what waits
@@ -260,6 +267,13 @@ class CachingResponder(Responder):
                     ) from item
                 self._check_breaker()
             pending.commit()
+        except BaseException as stop:  # the answers that came back but were not handed on are stored too
+            left = answered_before(stop, self.responder, batch_contexts, settings, batch_seeds)  # Ctrl-C inside the stream
+            try:
+                left.update(close_stream(items, self.responder, batch_contexts, settings, batch_seeds))
+            finally:
+                self._add_rows(_answers(left, misses, batch_contexts, results), results, failed, pending)
+            raise
         finally:
             pending.commit(count=False)  # first: what finished is stored even if cancelling the rest waits on the model
             items.close()  # cancels the requests still in flight
@@ -287,8 +301,8 @@ class CachingResponder(Responder):
     ) -> None:
         """Run one batch of misses through the model; fill ``results``; add the rows to store to ``pending``.
 
-        A call stopped midway (Ctrl-C, the model stopping the run) still adds the items it had
-        answered (the halves of a failed batch already done), so that a re-run asks only for the rest.
+        A call stopped midway (Ctrl-C, the model stopping the run) still adds the answers it had
+        (the halves of a failed batch already done), so that a re-run asks only for the rest.
         """
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
         answered: dict[int, str | ResponderError] = {}
@@ -297,8 +311,7 @@ class CachingResponder(Responder):
                 self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch], answered=answered
             )
         except BaseException:
-            done = [(batch[j], batch_contexts[j], item) for j, item in sorted(answered.items())]
-            self._add_rows(done, results, failed, pending)
+            self._add_rows(_answers(answered, batch, batch_contexts, results), results, failed, pending)
             raise
         self._add_rows(list(zip(batch, batch_contexts, out)), results, failed, pending)
 
@@ -373,6 +386,23 @@ class CachingResponder(Responder):
 
     def __repr__(self) -> str:
         return f"CachingResponder({self.responder!r}, {self.store!r})"
+
+
+def _answers(
+    answered: dict[int, str | ResponderError],
+    misses: list[tuple[tuple[bytes, int], list[int]]],
+    contexts: list[str],
+    results: list[str | ResponderError | None],
+) -> list[tuple[tuple[tuple[bytes, int], list[int]], str, str | ResponderError]]:
+    """The answers (not the failures: they are asked again anyway) a call stopped midway had, of misses not yet counted.
+
+    ``answered`` maps an index of ``misses`` (and ``contexts``, their contexts) to its item.
+    """
+    return [
+        (misses[j], contexts[j], item)
+        for j, item in sorted(answered.items())
+        if not isinstance(item, ResponderError) and results[misses[j][1][0]] is None
+    ]
 
 
 def _outlives_run(store: RunStore) -> bool:
