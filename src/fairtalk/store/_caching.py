@@ -268,6 +268,7 @@ class CachingResponder(Responder):
                 self._check_breaker()
             pending.commit()
         except BaseException as stop:  # the answers that came back but were not handed on are stored too
+            pending.commit(count=False)  # first: what finished is stored even if closing the stream waits on the model
             left = answered_before(stop, self.responder, batch_contexts, settings, batch_seeds)  # Ctrl-C inside the stream
             try:
                 left.update(close_stream(items, self.responder, batch_contexts, settings, batch_seeds))
