@@ -42,11 +42,14 @@ __all__ = [
     "Responder",
     "Stream",
     "check_batch",
+    "close_stream",
     "collect_stream",
     "cut_at_stop",
     "UNKNOWN_STATE",
+    "answered_before",
     "finish_reason",
     "identity_unknown",
+    "keep_answered",
     "length_batches",
     "make_fingerprint",
     "raise_first_error",
@@ -267,10 +270,17 @@ class Responder(Closing, ABC):
         By default a batch that raises :class:`ResponderError` is split in halves until the failing
         items stand alone, so every other item still gets its response; a batch that timed out
         (:class:`ResponderTimeout`) fails whole instead of hanging once per half. Adapters that
-        report failures per item natively (HTTP, replay) override it.
+        report failures per item natively (HTTP, replay) override it. When something else stops
+        the call midway (Ctrl-C, the model stopping the run), the items its halves had answered
+        travel with that exception, for :func:`respond_each_checked` to hand to the run store.
         """
         check_batch(contexts, seeds)
-        return _bisect(self, list(contexts), settings, list(seeds))
+        answered: dict[int, str | ResponderError] = {}
+        try:
+            return _bisect(self, list(contexts), settings, list(seeds), answered)
+        except BaseException as stop:
+            keep_answered(stop, self, contexts, settings, seeds, answered)
+            raise
 
     @property
     def supports_stream(self) -> bool:
@@ -362,37 +372,148 @@ def collect_stream(stream: Iterable[tuple[int, str | ResponderError] | None], n_
 
 
 def respond_each_checked(
-    responder: Responder, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
+    responder: Responder,
+    contexts: Sequence[str],
+    settings: DecodingSettings,
+    *,
+    seeds: Sequence[int],
+    answered: dict[int, str | ResponderError] | None = None,
 ) -> list[str | ResponderError]:
     """``responder.respond_each``, with one seed per context checked first and one result per context after.
 
     Raises SpecError for a seed count that does not match, ResponderError when the model returned
-    another number of results than it was given contexts.
+    another number of results than it was given contexts. When the call is stopped midway by an
+    exception (Ctrl-C, :class:`~fairtalk.errors.ResponderAborted`, a bug), ``answered`` (when
+    given) receives, before it propagates, the items that call had answered by then (index ->
+    response or error): with the default ``respond_each``, the halves of a failed batch already
+    answered, so that the run store keeps them and a re-run does not ask for them again. A model
+    whose ``respond_each`` returns all its items at once or none leaves it empty.
     """
     check_batch(contexts, seeds)
-    out = responder.respond_each(contexts, settings, seeds=seeds)
+    try:
+        out = responder.respond_each(contexts, settings, seeds=seeds)
+    except BaseException as stop:
+        if answered is not None:
+            answered.update(answered_before(stop, responder, contexts, settings, seeds))
+        raise
     if len(out) != len(contexts):
         raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
     return list(out)
 
 
 def _bisect(
-    responder: Responder, contexts: list[str], settings: DecodingSettings, seeds: list[int]
+    responder: Responder,
+    contexts: list[str],
+    settings: DecodingSettings,
+    seeds: list[int],
+    answered: dict[int, str | ResponderError],
+    start: int = 0,
 ) -> list[str | ResponderError]:
+    """The items of ``contexts``, a failing batch split in halves until its failing items stand alone.
+
+    Each part's items also go in ``answered`` (by index, from ``start``) as soon as the part is
+    done, so that a call stopped midway still tells what it had answered.
+    """
     if not contexts:
         return []
     try:
         out = responder.respond(contexts, settings, seeds=seeds)
     except ResponderError as exc:
         if len(contexts) == 1 or isinstance(exc, ResponderTimeout):  # a hung model is not retried by halves
-            return [exc] * len(contexts)
+            failed: list[str | ResponderError] = [exc] * len(contexts)
+            answered.update(enumerate(failed, start))
+            return failed
         mid = len(contexts) // 2
-        return _bisect(responder, contexts[:mid], settings, seeds[:mid]) + _bisect(
-            responder, contexts[mid:], settings, seeds[mid:]
+        return _bisect(responder, contexts[:mid], settings, seeds[:mid], answered, start) + _bisect(
+            responder, contexts[mid:], settings, seeds[mid:], answered, start + mid
         )
     if len(out) != len(contexts):
         raise ResponderError(_MSG_RESULTS.format(who=responder.fingerprint, n_results=len(out), n_contexts=len(contexts)))
+    answered.update(enumerate(out, start))
     return list(out)
+
+
+#: The attribute of an exception that stopped ``respond_each`` calls midway: an :class:`_Answered` per call.
+_ANSWERED = "_fairtalk_answered"
+
+
+@dataclass(frozen=True, slots=True)
+class _Answered:
+    """What one ``respond_each`` call of ``responder`` had answered (index -> item) when an exception stopped it."""
+
+    responder: Responder
+    contexts: Sequence[str]
+    seeds: Sequence[int]
+    settings: DecodingSettings
+    items: dict[int, str | ResponderError]
+
+
+def keep_answered(
+    stop: BaseException,
+    responder: Responder,
+    contexts: Sequence[str],
+    settings: DecodingSettings,
+    seeds: Sequence[int],
+    items: Mapping[int, str | ResponderError],
+) -> None:
+    """Say, on the exception ``stop`` that ends a call of ``responder`` midway, which of its items it had answered.
+
+    ``items`` maps an index of ``contexts`` to its response or error. A ``respond_each`` or
+    ``respond_stream`` call stopped by Ctrl-C (or by the caller: an error budget spent) attaches
+    what it holds this way before the exception propagates; :func:`answered_before` reads it back
+    for the run store, so that a re-run does not ask for them again. Nothing for no item.
+    """
+    if not items:
+        return
+    record = _Answered(responder, contexts, seeds, settings, dict(items))
+    try:
+        setattr(stop, _ANSWERED, (*getattr(stop, _ANSWERED, ()), record))  # beside a nested call's
+    except (AttributeError, TypeError):  # an exception that takes no attribute: its answers are asked again
+        pass
+
+
+class _StreamClosed(GeneratorExit):
+    """What :func:`close_stream` throws into a stream: a GeneratorExit, which the stream answers as ``close()``'s."""
+
+
+def close_stream(
+    stream: Stream, responder: Responder, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+) -> dict[int, str | ResponderError]:
+    """Close ``stream`` as ``stream.close()`` does, and return what it had answered but not yet yielded (index -> item).
+
+    ``stream`` is ``responder.respond_stream(contexts, settings, seeds=seeds)``. It gets a
+    GeneratorExit at the point where it waits, as with ``close()`` (it stops its work; an
+    exception it raises instead propagates, and a stream that yields again is a RuntimeError), and
+    an adapter that holds items already finished (``openai:``, the answers on their way from its
+    requests' thread) attaches them to it (:func:`keep_answered`), so that the run store keeps them.
+    """
+    closing = _StreamClosed()
+    try:
+        stream.throw(closing)
+    except (GeneratorExit, StopIteration):
+        return answered_before(closing, responder, contexts, settings, seeds)
+    raise RuntimeError("generator ignored GeneratorExit")
+
+
+def answered_before(
+    stop: BaseException, responder: Responder, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+) -> dict[int, str | ResponderError]:
+    """The items (index -> response or error) a call of ``responder`` on ``contexts`` had answered when ``stop`` ended it.
+
+    What :func:`keep_answered` attached, for that very call only (the same responder object,
+    contexts, seeds and settings): the answers a wrapping model's inner model gave, or another
+    call's, are never taken for its own. Empty when none were.
+    """
+    for record in getattr(stop, _ANSWERED, ()):
+        if (
+            isinstance(record, _Answered)
+            and record.responder is responder
+            and record.settings == settings
+            and list(record.seeds) == list(seeds)
+            and list(record.contexts) == list(contexts)
+        ):
+            return dict(record.items)
+    return {}
 
 
 def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:

@@ -16,13 +16,14 @@ restarts, busy), its requests are retried for a number of seconds, not a number 
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import email.utils
 import queue
 import threading
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["Endpoints", "InFlight", "Outage", "RetryBudget", "RetryCounts", "TLSContext", "retry_after", "stream_results"]
 
@@ -237,6 +238,7 @@ def stream_results(  # noqa: C901
     max_concurrency: int,
     setup: Callable[[], Awaitable[object]] | None = None,
     teardown: Callable[[], Awaitable[object]] | None = None,
+    not_yielded: list[tuple[int, T]] | None = None,
 ) -> Iterator[tuple[int, T] | None]:
     """Yield ``(index, await work(index))`` for every index as each finishes, ``max_concurrency`` at a time.
 
@@ -245,7 +247,10 @@ def stream_results(  # noqa: C901
     helper thread's loop before the first and after the last request (opening and closing the
     HTTP clients of the stream). Items finished within :data:`HAND_OVER` seconds cross to the
     caller's thread together (one wake-up, not one per item). An exception inside ``work`` is
-    raised here; closing the iterator cancels the requests in flight.
+    raised here; closing the iterator cancels the requests in flight. Whatever stops it early
+    (closing it, Ctrl-C while it waits) puts the items that had finished but were not yet yielded
+    in ``not_yielded``, when given, once the loop has ended: results that came back while the caller
+    was being interrupted, or on their way to it when it closed the stream, for the run store.
     """
     results: queue.Queue[object] = queue.Queue()
     loop = asyncio.new_event_loop()
@@ -294,6 +299,28 @@ def stream_results(  # noqa: C901
 
     thread = threading.Thread(target=run, name="fairtalk-requests", daemon=True)
     thread.start()
+
+    def stop() -> None:
+        if thread.is_alive():
+            loop.call_soon_threadsafe(runner.cancel)
+        thread.join()  # the loop hands over what finished before it ends
+
+    try:
+        yield from _handed_on(results, stop, [] if not_yielded is None else not_yielded)
+    finally:
+        stop()
+        loop.close()
+
+
+def _handed_on(
+    results: queue.Queue[object], stop: Callable[[], None], not_yielded: list[tuple[int, Any]]
+) -> Iterator[tuple[int, Any] | None]:
+    """The items :func:`stream_results`' loop hands over, one by one (None after a :data:`HEARTBEAT` without any).
+
+    Whatever stops it early (a GeneratorExit, Ctrl-C while it waits) first ``stop``s the loop,
+    then puts in ``not_yielded`` the items that had finished but were not yet yielded.
+    """
+    ready: collections.deque[tuple[int, Any]] = collections.deque()  # handed over, not yet yielded
     try:
         while True:
             try:
@@ -305,12 +332,24 @@ def stream_results(  # noqa: C901
                 return
             if isinstance(item, BaseException):
                 raise item
-            yield from item  # type: ignore[misc]
-    finally:
-        if thread.is_alive():
-            loop.call_soon_threadsafe(runner.cancel)
-        thread.join()
-        loop.close()
+            ready.extend(cast(list[tuple[int, Any]], item))
+            while ready:
+                yield ready.popleft()
+    except BaseException:
+        stop()
+        not_yielded += [*ready, *_drain(results)]
+        raise
+
+
+def _drain(results: queue.Queue[object]) -> list[Any]:
+    """The finished items waiting in ``results`` (the loop has ended)."""
+    items: list[Any] = []
+    with contextlib.suppress(queue.Empty):
+        while True:
+            item = results.get_nowait()
+            if isinstance(item, list):
+                items += item
+    return items
 
 
 def retry_after(value: str | None) -> float | None:

@@ -12,7 +12,9 @@ from fairtalk.models import (
     Reply,
     Responder,
     Stream,
+    answered_before,
     check_batch,
+    close_stream,
     raise_first_error,
     respond_each_checked,
 )
@@ -51,7 +53,11 @@ class CachingResponder(Responder):
     commit per small batch (the unique index is keyed by a random hash, so every commit
     touches scattered pages). ``progress`` counts an item once it is committed, never
     before: whatever stops a run (the breaker, an error, Ctrl-C, a killed process),
-    every item counted as done is in the store.
+    every item counted as done is in the store. What stops a call midway (Ctrl-C, the breaker,
+    ``max_errors``) also stores the answers the model had given and not yet handed on: the halves
+    of a failed batch already answered (the default ``respond_each``), the ``openai:`` answers on
+    their way from its requests' thread (:func:`~fairtalk.models.answered_before`); a re-run asks
+    only for the rest. A killed process loses those.
 
     Parameters
     ----------
@@ -207,8 +213,7 @@ class CachingResponder(Responder):
             for start in range(0, len(misses), self.batch_size):
                 batch = misses[start : start + self.batch_size]
                 n_errors_before = self.n_errors
-                rows = self._generate(batch, contexts, settings, results, failed)
-                pending.add(rows, sum(len(indices) for _, indices in batch))
+                self._generate(batch, contexts, settings, results, failed, pending)
                 if pending.due():
                     pending.commit()
                 if self.max_errors is not None and self.n_errors > max(self.max_errors, n_errors_before):
@@ -242,7 +247,8 @@ class CachingResponder(Responder):
         ``failed`` holds the kind each miss that failed before failed with (for the breaker).
         """
         batch_contexts = [contexts[indices[0]] for _, indices in misses]
-        items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=[seed for (_, seed), _ in misses])
+        batch_seeds = [seed for (_, seed), _ in misses]
+        items: Stream = self.responder.respond_stream(batch_contexts, settings, seeds=batch_seeds)
         pending = self._pending(run_id)
         try:
             for done in items:  # None: nothing finished lately, a chance to commit what waits
@@ -261,6 +267,14 @@ class CachingResponder(Responder):
                     ) from item
                 self._check_breaker()
             pending.commit()
+        except BaseException as stop:  # the answers that came back but were not handed on are stored too
+            pending.commit(count=False)  # first: what finished is stored even if closing the stream waits on the model
+            left = answered_before(stop, self.responder, batch_contexts, settings, batch_seeds)  # Ctrl-C inside the stream
+            try:
+                left.update(close_stream(items, self.responder, batch_contexts, settings, batch_seeds))
+            finally:
+                self._add_rows(_answers(left, misses, batch_contexts, results), results, failed, pending)
+            raise
         finally:
             pending.commit(count=False)  # first: what finished is stored even if cancelling the rest waits on the model
             items.close()  # cancels the requests still in flight
@@ -284,14 +298,37 @@ class CachingResponder(Responder):
         settings: DecodingSettings,
         results: list[str | ResponderError | None],
         failed: dict[tuple[bytes, int], str],
-    ) -> list[_Row]:
-        """Run one batch of misses through the model; fill ``results``; return the rows to store."""
+        pending: _Pending,
+    ) -> None:
+        """Run one batch of misses through the model; fill ``results``; add the rows to store to ``pending``.
+
+        A call stopped midway (Ctrl-C, the model stopping the run) still adds the answers it had
+        (the halves of a failed batch already done), so that a re-run asks only for the rest.
+        """
         batch_contexts = [contexts[indices[0]] for _, indices in batch]
-        out = respond_each_checked(self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch])
-        return [
+        answered: dict[int, str | ResponderError] = {}
+        try:
+            out = respond_each_checked(
+                self.responder, batch_contexts, settings, seeds=[seed for (_, seed), _ in batch], answered=answered
+            )
+        except BaseException:
+            self._add_rows(_answers(answered, batch, batch_contexts, results), results, failed, pending)
+            raise
+        self._add_rows(list(zip(batch, batch_contexts, out)), results, failed, pending)
+
+    def _add_rows(
+        self,
+        done: list[tuple[tuple[tuple[bytes, int], list[int]], str, str | ResponderError]],
+        results: list[str | ResponderError | None],
+        failed: dict[tuple[bytes, int], str],
+        pending: _Pending,
+    ) -> None:
+        """Count the finished misses ``((hash, seed), indices), context, item``, and add their rows to ``pending``."""
+        rows = [
             self._row(h, seed, context, item, indices, results, failed.get((h, seed)))
-            for ((h, seed), indices), context, item in zip(batch, batch_contexts, out)
+            for ((h, seed), indices), context, item in done
         ]
+        pending.add(rows, sum(len(indices) for (_, indices), _, _ in done))
 
     def _row(
         self,
@@ -350,6 +387,23 @@ class CachingResponder(Responder):
 
     def __repr__(self) -> str:
         return f"CachingResponder({self.responder!r}, {self.store!r})"
+
+
+def _answers(
+    answered: dict[int, str | ResponderError],
+    misses: list[tuple[tuple[bytes, int], list[int]]],
+    contexts: list[str],
+    results: list[str | ResponderError | None],
+) -> list[tuple[tuple[tuple[bytes, int], list[int]], str, str | ResponderError]]:
+    """The answers (not the failures: they are asked again anyway) a call stopped midway had, of misses not yet counted.
+
+    ``answered`` maps an index of ``misses`` (and ``contexts``, their contexts) to its item.
+    """
+    return [
+        (misses[j], contexts[j], item)
+        for j, item in sorted(answered.items())
+        if not isinstance(item, ResponderError) and results[misses[j][1][0]] is None
+    ]
 
 
 def _outlives_run(store: RunStore) -> bool:

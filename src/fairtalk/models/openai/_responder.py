@@ -77,6 +77,7 @@ from fairtalk.models._base import (
     Stream,
     check_batch,
     collect_stream,
+    keep_answered,
     make_fingerprint,
     raise_first_error,
 )
@@ -459,7 +460,9 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
 
         None comes when nothing finished for a quarter of a second (a caller may commit meanwhile).
         Each request slot keeps its own client (one shared pool scans every connection for every
-        waiting request: a whole core at ~48 in flight). Closing the iterator cancels what is in flight.
+        waiting request: a whole core at ~48 in flight). Closing the iterator cancels what is in flight;
+        what stops it early (Ctrl-C while it waits, :func:`~fairtalk.models.close_stream`) then carries
+        the answers back but not yet yielded, for the run store (:func:`~fairtalk.models.answered_before`).
         """
         check_batch(contexts, seeds)
         if settings.num_beams > 1:
@@ -496,7 +499,14 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
             finally:
                 idle.append(client)
 
-        yield from stream_results(len(contexts), work, max_concurrency=self.max_concurrency, teardown=teardown)
+        not_yielded: list[tuple[int, str | ResponderError]] = []
+        try:
+            yield from stream_results(
+                len(contexts), work, max_concurrency=self.max_concurrency, teardown=teardown, not_yielded=not_yielded
+            )
+        except BaseException as stop:  # the answers back but not yet handed on go with it, for the run store to keep
+            keep_answered(stop, self, contexts, settings, seeds, dict(not_yielded))
+            raise
 
     def respond_each(
         self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]
