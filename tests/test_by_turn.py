@@ -46,8 +46,8 @@ def planted(turns):
 
 
 def reply(context):
-    """One context (its turns joined by U+001E, a role mark before each where roles do not alternate) -> a reply."""
-    return planted([t.lstrip("\\x11\\x12") for t in context.split("\\x1e")])
+    """One context (a python: model gets its transcript: one turn per line, no role marks) -> a reply."""
+    return planted(context.split("\\n"))
 '''
 _LOGIC: dict[str, object] = {}
 exec(PLANTED, _LOGIC)  # noqa: S102  # the test's own model code

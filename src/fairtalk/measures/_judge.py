@@ -79,6 +79,10 @@ _VERSION = "3"  # 2: {name}_error, failed answers left out of the verdict; 3: st
 _MSG_RUBRIC = "the judge rubric must contain {{response}} exactly where the response goes, got {rubric!r}"
 _MSG_ASK = "the judge returned {got} answers for {expected} prompts"
 _MSG_FAILED = "the judge failed on %d of the %d distinct responses it was asked about (%s); those pairs leave its tests"
+#: :attr:`Judge.failure_warning`: every failure so far, which a run's warnings (results.json, the report) carry.
+_WARN_FAILED = (
+    "{key}: the judge failed on {n} of the {total} distinct responses it was asked about ({kinds}); those pairs leave its tests"
+)
 _LOG = logging.getLogger(__name__)
 _MSG_NAME = "judge name must be a lowercase identifier (letters, digits, _), got {name!r}"
 _MSG_SCALE = (
@@ -264,6 +268,8 @@ class Judge(Measure):
         #: Failed answers so far, by kind (the exception's class name), and the first message of each kind.
         self.error_counts: dict[str, int] = {}
         self.error_examples: dict[str, str] = {}
+        #: Each distinct prompt asked so far (a digest) and the kind its last answer failed with (None: answered).
+        self._outcomes: dict[bytes, str | None] = {}
         self._mask = identity_masker(self.mask_terms) if self.mask_terms else (lambda text: text)
         self._close = close
         self._readings: dict[str, JudgeReading] = {}
@@ -322,6 +328,32 @@ class Judge(Measure):
             "error_examples": dict(self.error_examples),
         }
 
+    @property
+    def failure_warning(self) -> str | None:
+        """The warning a run reports when the judge failed on some answers so far (None when it never failed).
+
+        It counts, by kind, the distinct responses whose last answer failed, of every distinct
+        response the judge was asked about (one asked twice, as the scorer check and the masked
+        scores do, counts once; one that failed and was answered when asked again, as answered).
+        A run puts it among its warnings (``results.json``, the report), next to the judge's
+        unparsed answers, so a judge that failed is never said only on the console.
+
+        >>> flaky = Judge(lambda prompts: [TimeoutError("slow") if "go" in p else "yes" for p in prompts])
+        >>> flaky.failure_warning is None
+        True
+        >>> _ = flaky.score(["thanks a lot", "go away", "go on"])
+        >>> flaky.failure_warning
+        'judge_error: the judge failed on 2 of the 3 distinct responses it was asked about (TimeoutError 2); those pairs leave its tests'
+        """
+        failed: dict[str, int] = {}
+        for kind in self._outcomes.values():
+            if kind is not None:
+                failed[kind] = failed.get(kind, 0) + 1
+        if not failed:
+            return None
+        kinds = ", ".join(f"{kind} {n}" for kind, n in sorted(failed.items()))
+        return _WARN_FAILED.format(key=self._keys[2], n=sum(failed.values()), total=len(self._outcomes), kinds=kinds)
+
     def prompts(self, texts: Sequence[str]) -> list[str]:
         """The prompts the judge reads: the rubric around each masked response."""
         return [self.rubric.replace("{response}", self._mask(text)) for text in check_texts(texts)]
@@ -359,6 +391,9 @@ class Judge(Measure):
         answers = list(self.ask(distinct)) if distinct else []
         if len(answers) != len(distinct):
             raise SpecError(_MSG_ASK.format(got=len(answers), expected=len(distinct)))
+        for prompt, answer in zip(distinct, answers):
+            digest = hashlib.blake2b(prompt.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            self._outcomes[digest] = type(answer).__name__ if isinstance(answer, BaseException) else None
         answer_of = dict(zip(distinct, answers))
         failed = {prompt for prompt, answer in answer_of.items() if isinstance(answer, BaseException)}
         if failed:

@@ -1,6 +1,8 @@
 """``python:module:function`` or ``python:path/to/file.py:function``: a user's callable as a model.
 
 The same adapter turns a function given as ``model=fn`` into a model (:func:`fairtalk.models.as_responder`).
+The callable gets each context as text: a multi-turn context as its transcript, one turn per
+line without role marks (:func:`fairtalk.records.transcript`); a single-turn context as it is.
 The callable is one of three forms:
 
 - *single* (``str -> str``), called once per context;
@@ -81,6 +83,7 @@ from fairtalk.models.python._loading import (
     user_code,
 )
 from fairtalk.models.python._state import Unknown, remembered_state
+from fairtalk.records import transcript
 
 __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
 
@@ -274,7 +277,9 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
     def _check_item(self, value: Any, context: str) -> str:
         """``value`` when it is a string, else BadResponse naming the context it answered (its start and end)."""
         if not isinstance(value, str):
-            raise BadResponse(_MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, excerpt=_excerpt(context)))
+            raise BadResponse(
+                _MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, excerpt=_excerpt(transcript(context)))
+            )
         return value
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
@@ -285,8 +290,8 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         if self.is_async and not self.batched:
             return raise_first_error(self.respond_each(contexts, settings, seeds=seeds))
         if not self.batched:
-            return [self._check_item(self._call(c, s, settings), c) for c, s in zip(contexts, seeds)]
-        out = self._call(list(contexts), list(seeds), settings)
+            return [self._check_item(self._call(transcript(c), s, settings), c) for c, s in zip(contexts, seeds)]
+        out = self._call([transcript(c) for c in contexts], list(seeds), settings)
         if not isinstance(out, list | tuple):
             raise BadResponse(_MSG_NOT_LIST.format(target=self.name, kind=type(out).__name__))
         if len(out) != len(contexts):
@@ -315,7 +320,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         else:
             for i, (c, s) in enumerate(zip(contexts, seeds)):
                 try:
-                    item: str | ResponderError = self._check_item(self._call(c, s, settings), c)
+                    item: str | ResponderError = self._check_item(self._call(transcript(c), s, settings), c)
                 except ResponderError as exc:
                     item = exc
                 yield i, item
@@ -329,7 +334,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
             limit = asyncio.timeout(self.timeout)
             try:
                 async with limit:
-                    value = await self.fn(contexts[index], **self._kwargs(seeds[index], settings))
+                    value = await self.fn(transcript(contexts[index]), **self._kwargs(seeds[index], settings))
                 return self._check_item(value, contexts[index])
             except asyncio.CancelledError:
                 raise

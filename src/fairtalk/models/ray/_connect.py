@@ -7,6 +7,7 @@ the connection that both generation on actors (``_engine.py``) and scoring in Ra
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import logging
 import math
@@ -17,6 +18,7 @@ import socket
 import sys
 import tempfile
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +54,10 @@ _MSG_TOKEN = (
     " (the cluster asks for a token: set RAY_AUTH_MODE=token, and the cluster's token in ~/.ray/auth_token or RAY_AUTH_TOKEN)"
 )
 _AUTH_FAILED = re.compile(r"InvalidAuthToken|AuthenticationError|[Aa]uthentication token")
+#: The logger of Ray's "Token authentication is enabled for this Ray cluster. Set RAY_AUTH_MODE=disabled to opt out…"
+#: warning, said when ``ray.init`` starts a cluster and RAY_AUTH_MODE is unset: for a run's own private cluster that
+#: nothing else joins it is noise (it broke ``-q`` and 80 columns). Ray still sets token authentication up as ever.
+_RAY_AUTH_LOGGER = "ray._private.authentication.authentication_token_setup"
 #: Ray's count of one-second tries at a GCS while joining (20 by default).
 _GCS_WAIT = "RAY_gcs_server_port_wait_time_s"
 _MSG_ENV_IGNORED = (
@@ -130,7 +136,8 @@ def connect_ray(ray: Any, address: str | None, *, timeout: float = CONNECT_TIMEO
             _LOG.warning(_MSG_ENV_IGNORED)
         temp_dir = tempfile.mkdtemp(prefix="fairtalk-ray-", dir=_temp_root())
         try:
-            ray.init(address="local", _temp_dir=temp_dir, include_dashboard=False, **options)
+            with _quiet(_RAY_AUTH_LOGGER):  # Ray's own line about the token it sets up for this run's cluster
+                ray.init(address="local", _temp_dir=temp_dir, include_dashboard=False, **options)
         except BaseException as exc:
             shutil.rmtree(temp_dir, ignore_errors=True)
             if isinstance(exc, Exception):  # Ray's: a socket path too long, no shared memory...: said in one line
@@ -151,6 +158,18 @@ def connect_ray(ray: Any, address: str | None, *, timeout: float = CONNECT_TIMEO
         if budget is None:
             os.environ.pop(_GCS_WAIT, None)
     return RayConnection(ray, connected=True)
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """The logger ``name`` says only errors while the block runs (its level as it was after)."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(max(level, logging.ERROR))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _first_line(exc: BaseException) -> str:
