@@ -13,6 +13,7 @@ Each interrupt is raised at a fixed point (the model or the stub server calls
 from __future__ import annotations
 
 import _thread
+import asyncio
 import json
 import sqlite3
 import threading
@@ -59,6 +60,7 @@ def _stored(store: Path) -> tuple[int, int]:
 
 _BOT = """\
 import _thread
+import asyncio
 import json
 from pathlib import Path
 
@@ -255,3 +257,32 @@ def test_a_run_stopped_by_its_error_budget_keeps_the_openai_answers_already_back
     state.update(asked=[], refuse=None)
     generation = fairtalk.respond(_pairs(), model=model, store=store)
     assert state["asked"] == ["she said 2"] and generation.summary.n_cached == 19  # the failure is asked again
+
+
+_ASYNC_ASKED: list[str] = []
+_ASYNC_STOPS = {"she said 9": True}
+
+
+async def _async_reply(text: str) -> str:
+    """An async ``python:`` model: answers at once, but presses Ctrl-C (and then waits) for the last side."""
+    _ASYNC_ASKED.append(text)
+    if _ASYNC_STOPS.get(text):
+        _thread.interrupt_main()  # Ctrl-C while this side is out
+        await asyncio.sleep(30)
+    return f"re: {text}"
+
+
+def test_ctrl_c_keeps_a_python_async_models_answers_back_but_not_yet_handed_on(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(streaming, "HAND_OVER", 60.0)  # every answer is still on its way when the run stops
+    _ASYNC_ASKED.clear()
+    store = tmp_path / "store.sqlite"
+    with pytest.raises(KeyboardInterrupt):
+        fairtalk.respond(_pairs(), model=_async_reply, store=store)
+    assert len(_ASYNC_ASKED) == 20 and _stored(store) == (19, 0)  # before the fix: none, and no store file
+    monkeypatch.setattr(streaming, "HAND_OVER", 0.01)
+    monkeypatch.setitem(_ASYNC_STOPS, "she said 9", False)
+    _ASYNC_ASKED.clear()
+    generation = fairtalk.respond(_pairs(), model=_async_reply, store=store)
+    assert generation.summary.n_cached == 19 and _ASYNC_ASKED == ["she said 9"]

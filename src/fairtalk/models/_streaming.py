@@ -298,13 +298,21 @@ def stream_results(  # noqa: C901
             loop.run_until_complete(runner)
 
     thread = threading.Thread(target=run, name="fairtalk-requests", daemon=True)
-    thread.start()
 
     def stop() -> None:
         if thread.is_alive():
             loop.call_soon_threadsafe(runner.cancel)
-        thread.join()  # the loop hands over what finished before it ends
+        if thread.ident is not None:  # started (Ctrl-C can come before the thread is)
+            thread.join()  # the loop hands over what finished before it ends
 
+    try:
+        thread.start()
+    except BaseException:  # Ctrl-C while the thread starts: its loop may have answered already
+        stop()
+        loop.close()
+        if not_yielded is not None:
+            not_yielded += _drain(results)
+        raise
     try:
         yield from _handed_on(results, stop, [] if not_yielded is None else not_yielded)
     finally:

@@ -69,6 +69,7 @@ from fairtalk.models._base import (
     Stream,
     check_batch,
     collect_stream,
+    keep_answered,
     make_fingerprint,
     raise_first_error,
 )
@@ -348,7 +349,17 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
             finally:
                 flight.leave()
 
-        yield from stream_results(len(contexts), work, max_concurrency=self.max_concurrency or DEFAULT_MAX_CONCURRENCY)
+        not_yielded: list[tuple[int, str | ResponderError]] = []
+        try:
+            yield from stream_results(
+                len(contexts),
+                work,
+                max_concurrency=self.max_concurrency or DEFAULT_MAX_CONCURRENCY,
+                not_yielded=not_yielded,
+            )
+        except BaseException as stop:  # the answers back but not yet handed on go with it, for the run store to keep
+            keep_answered(stop, self, contexts, settings, seeds, dict(not_yielded))
+            raise
 
     def close(self) -> None:
         """Let the worker thread end."""
