@@ -148,3 +148,34 @@ def test_temperature_inf_on_the_command_line_is_an_error(tmp_path: Path) -> None
     args = ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "50", "--sample", "--temperature", "inf"]
     _error(runner.invoke(app, [*args, "-o", str(tmp_path / "o")]), "temperature must be a finite number > 0, got inf")
     assert not (tmp_path / "o").exists()
+
+
+# --- 5. an error of the file's values names the file ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('axes = ["nosuchaxis"]\n', "unknown lexicon axis 'nosuchaxis'"),
+        ('model = "nosuch:x"\naxes = ["gender"]\n', "unknown model spec prefix 'nosuch'"),
+        ('model = "builtin:echo"\nmodel_args = { nosuch = "1" }\n', "unknown option 'nosuch' for builtin:echo"),
+        ("[score]\nmargins = { offense_rate = -1 }\n", "equivalence margin for 'offense_rate' must be a number > 0"),
+    ],
+)
+def test_an_error_of_a_file_value_names_the_file_and_one_of_a_flag_does_not(tmp_path: Path, text: str, needle: str) -> None:
+    path = _file(tmp_path, text)
+    args = ["audit", "--config", str(path), "-o", str(tmp_path / "o")]
+    _error(runner.invoke(app, [*args, "--model", "builtin:echo"] if "model" not in text else args), f"{path}: {needle}")
+    assert not (tmp_path / "o").exists()
+
+
+def test_an_error_of_a_flag_over_a_good_file_does_not_name_the_file(tmp_path: Path) -> None:
+    path = _file(tmp_path, 'model = "builtin:echo"\naxes = ["gender"]\n')
+    args = ["audit", "--config", str(path), "-o", str(tmp_path / "o")]
+    for flags, needle in (
+        (["--axis", "nosuchaxis"], "unknown lexicon axis 'nosuchaxis'"),
+        (["--model", "nosuch:y"], "unknown model spec prefix 'nosuch'"),
+        (["--margin", "offense_rate=-1"], "--margin offense_rate="),
+    ):
+        stderr = _error(runner.invoke(app, [*args, *flags]), needle)
+        assert str(path) not in stderr, stderr

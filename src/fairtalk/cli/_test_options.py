@@ -77,7 +77,7 @@ CONFIG = typer.Option(
     None,
     "--config",
     callback=_config_once,
-    help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.",
+    help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them (a table, such as --margin, key by key). Give it once.",
 )
 #: The scoring options, by field name: the parameters of `score` and `audit` that set them have these names.
 SCORE_KEYS = tuple(SCORE_FIELDS)
