@@ -76,6 +76,7 @@ def _config_once(given: Sequence[str] | None) -> Sequence[str] | None:
 CONFIG = typer.Option(
     None,
     "--config",
+    metavar="<str>",  # one file, as before it was declared a list
     callback=_config_once,
     help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them (a table, such as --margin, key by key). Give it once.",
 )
