@@ -48,7 +48,7 @@ def _config() -> AuditConfig:
         engine="ray",
         max_errors=3,
         out_dir="out",
-        settings={"temperature": 0.5},
+        settings={"do_sample": True, "temperature": 0.5},
         correction_scope="run",
         similarity="exact",
         until_decided=True,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from pathlib import Path
@@ -30,11 +31,11 @@ from fairtalk.cli._respond import (
     MAX_NEW_TOKENS,
     MODEL_ARG,
     MODEL_VERSION,
-    MSG_GREEDY_ONLY,
     RAY_ACTORS,
     RAY_ADDRESS,
     REPETITION_PENALTY,
     SAMPLE,
+    SAMPLING_FLAGS,
     STOP,
     TEMPERATURE,
     TOP_K,
@@ -57,6 +58,7 @@ from fairtalk.cli._test_options import (
     check_junit,
     ci_outputs,
     gates_in_force,
+    one_config,
     report_gates,
     text_or_file,
     write_ci_files,
@@ -65,6 +67,7 @@ from fairtalk.options import RUN_FIELDS
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from contextlib import AbstractContextManager
 
     from fairtalk import AuditConfig, InputError, Lexicon
     from fairtalk.gates import Gate, GateOutcome
@@ -114,37 +117,48 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     """
     import fairtalk
     from fairtalk.lexicons import expand_axis
+    from fairtalk.models import check_model_spec
 
     values, names = given_options(
         ctx, (*RUN_FIELDS, *SCORE_KEYS), {**SCORE_CONVERTERS, "model_args": model_options}, named=_CHECKED_TOGETHER
     )
     decoding, _ = given_options(ctx, _DECODING_PARAMS, {"stop": stop_strings})
     decoding = {_DECODING_PARAMS[key]: value for key, value in decoding.items()}
-    base = fairtalk.AuditConfig() if path is None else fairtalk.AuditConfig.from_file(path)
     if (system := text_or_file(ctx.params.get("system_prompt"), "--system-prompt")) is not None:
-        values["model_args"] = {**base.model_args, **values.get("model_args", {}), "system_prompt": system}
+        values["model_args"] = {**values.get("model_args", {}), "system_prompt": system}  # over the file's, key by key
         names["model_args"] = "--system-prompt"
     if decoding:
         values["settings"] = decoding
+        names.update({key: flag for key, flag in SAMPLING_FLAGS.items() if key in decoding})
+    names.setdefault("do_sample", SAMPLING_FLAGS["do_sample"])
+    if path is None:
+        config = fairtalk.AuditConfig().updated(values, names=names)
+    else:  # the file's values under the command line's, tables merged key by key, validated once
+        config = fairtalk.AuditConfig.from_file(path, values, names=names)
     engine, address, n_actors = (ctx.params.get(key) for key in ("engine", "ray_address", "ray_actors"))
     if (engine, address, n_actors) != (None, None, None):
-        values["engine"] = engine_option(engine, address, n_actors, base=base.engine) or "local"
         names["engine"] = "--engine"
-    config = base.updated(values, names=names)
-    unused = [f"--{key.replace('_', '-')}" for key in ("temperature", "top_k", "top_p") if key in decoding]
-    if unused and not config.settings.do_sample:  # greedy decoding would drop them without a word
-        raise fairtalk.SpecError(
-            MSG_GREEDY_ONLY.format(
-                options=", ".join(unused), s="ies" if len(unused) == 1 else "y", them="it" if len(unused) == 1 else "them"
-            )
-        )
+        config = config.updated({"engine": engine_option(engine, address, n_actors, base=config.engine) or "local"}, names=names)
     check_judge_options(config.score)
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
-    axes = [name for a in config.axes for name in (expand_axis(a) if isinstance(a, str) else [a])]
-    lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in axes]
+    with _of_file(path, values, "axes"):  # an unknown axis of the file names it
+        axes = [name for a in config.axes for name in (expand_axis(a) if isinstance(a, str) else [a])]
+        lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in axes]
+    if isinstance(config.model, str):
+        with _of_file(path, values, "model", "model_args"):  # before any answer: a bad model of the file names it
+            check_model_spec(config.model, **config.model_args)
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
+
+
+def _of_file(path: str | None, given: Mapping[str, object], *keys: str) -> AbstractContextManager[None]:
+    """A SpecError in the block names the ``--config`` file when the values of ``keys`` came from it (none on the command line)."""
+    from fairtalk.config import file_named
+
+    if path is None or any(key in given for key in keys):
+        return contextlib.nullcontext()
+    return file_named(path)
 
 
 def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str, str]) -> None:
@@ -234,7 +248,7 @@ def audit(  # noqa: C901, PLR0915
         "--junit then holds the comparison's testcases (and the audit's too when --fail-on-bias or "
         "--fail-unless-equivalent is given).",
     ),
-    config_file: str | None = CONFIG,
+    config_given: list[str] | None = CONFIG,
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
     ray_actors: int | None = RAY_ACTORS,
@@ -250,6 +264,7 @@ def audit(  # noqa: C901, PLR0915
     from fairtalk.models import RayEngine
     from fairtalk.report import previous_axes, result_served, rich_table, sequential_summary
 
+    config_file = one_config(config_given)  # one path (a second --config is refused)
     store_path: object = store  # the default store is known once the options are read
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
     try:
@@ -364,7 +379,7 @@ def _with_rerun(exc: InputError, ctx: typer.Context, store: object) -> InputErro
         return exc
     source = ctx.get_parameter_source("gold")
     if source is None or source.name != "COMMANDLINE":  # the options file names it: the same command would again
-        note = f"Leave gold out of {ctx.params.get('config_file')} and run the same command"
+        note = f"Leave gold out of {one_config(ctx.params.get('config_given'))} and run the same command"
     else:
         note = f"The command: {_command_without(ctx, 'gold')}"
     return type(exc)(f"{exc.message}. {note}", path=exc.path, line=exc.line)

@@ -33,7 +33,8 @@ _MSG_NONE_LEFT = (
     "no complete pair left of {n_pairs:,}: the model failed on {n_errors:,} pair side(s) ({counts}); first error: "
     "{first}; nothing was written to {output}"
 )
-MSG_GREEDY_ONLY = "{options} appl{s} only with --sample; greedy decoding would ignore {them} (add --sample, or leave {them} out)"
+#: The decoding settings that sampling alone uses, and ``do_sample``, by their flags (for :meth:`DecodingSettings.check_sampling`).
+SAMPLING_FLAGS = {"do_sample": "--sample", "temperature": "--temperature", "top_k": "--top-k", "top_p": "--top-p"}
 
 # The model and decoding options of `respond`, `audit` (and `prompts generate`: the model ones).
 MODEL_ARG = run_option("model_args", "--model-arg")
@@ -91,17 +92,7 @@ def decoding_settings(
     """
     import fairtalk
 
-    unused = [
-        option
-        for option, value, default in (("--temperature", temperature, 1.0), ("--top-k", top_k, None), ("--top-p", top_p, None))
-        if value != default
-    ]
-    if unused and not sample:
-        one = len(unused) == 1
-        raise fairtalk.SpecError(
-            MSG_GREEDY_ONLY.format(options=", ".join(unused), s="ies" if one else "y", them="it" if one else "them")
-        )
-    return fairtalk.DecodingSettings(
+    settings = fairtalk.DecodingSettings(
         do_sample=sample,
         max_new_tokens=max_new_tokens,
         temperature=temperature,
@@ -110,6 +101,8 @@ def decoding_settings(
         stop=tuple(stop_strings(stop)),
         repetition_penalty=repetition_penalty,
     )
+    settings.check_sampling(SAMPLING_FLAGS)  # the library's one check, in the flags' words
+    return settings
 
 
 def engine_option(

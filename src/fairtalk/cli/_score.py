@@ -35,6 +35,7 @@ from fairtalk.cli._test_options import (
     check_junit,
     ci_outputs,
     gates_in_force,
+    one_config,
     report_gates,
     write_ci_files,
 )
@@ -142,7 +143,7 @@ def score(
     judge_scale: str | None = score_option("judge_scale", "--judge-scale"),
     exclude_truncated: bool = score_option("exclude_truncated", "--exclude-truncated"),
     gold: str | None = score_option("gold", "--gold"),
-    config: str | None = CONFIG,
+    config_given: list[str] | None = CONFIG,
     engine: Engine | None = SCORE_ENGINE,
     ray_address: str | None = RAY_ADDRESS,
     ray_actors: int | None = SCORE_TASKS,
@@ -161,6 +162,7 @@ def score(
         write_report,
     )
 
+    config = one_config(config_given)  # one path (a second --config is refused)
     inputs = {
         "--responses": None if responses == "-" else responses,
         "--responses-b": responses_b,
@@ -174,8 +176,10 @@ def score(
         check_report_folder(output, {"--responses": responses, "--responses-b": responses_b, "--gold": gold}, kind="score")
         check_junit(junit, inputs=inputs, outputs=outputs, folder=output)
         values, names = given_options(ctx, SCORE_KEYS, SCORE_CONVERTERS)
-        base = fairtalk.ScoreOptions() if config is None else fairtalk.ScoreOptions.from_file(config)
-        options = base.updated(values, names=names)
+        if config is None:
+            options = fairtalk.ScoreOptions().updated(values, names=names)
+        else:  # the file's values under the command line's, margins merged key by key
+            options = fairtalk.ScoreOptions.from_file(config, values, names=names)
         check_judge_options(options)
         target = resolve_lexicon(axis, lexicon)
         on_ray = engine_option(engine, ray_address, ray_actors)

@@ -51,10 +51,34 @@ SYSTEM_PROMPT = typer.Option(
     "--system-prompt",
     help="A system prompt for a chat model (openai:, hf: with a chat template), TEXT or @FILE; part of the model's fingerprint.",
 )
+_MSG_CONFIG_TWICE = "--config given twice ({files}); merge the files into one"
+
+
+def one_config(given: Sequence[str] | None) -> str | None:
+    """The one ``--config`` file given (None: none); SpecError when it is given twice, which would drop the first file's values.
+
+    :data:`CONFIG`'s callback (the parameter is declared a list, so that a second ``--config`` is
+    seen at all); a command calls it on its parameter for the one path.
+    """
+    if given is not None and len(given) > 1:
+        import fairtalk
+
+        raise fairtalk.SpecError(_MSG_CONFIG_TWICE.format(files=", ".join(given)))
+    return given[0] if given else None
+
+
+def _config_once(given: Sequence[str] | None) -> Sequence[str] | None:
+    one_config(given)
+    return given
+
+
+#: A command declares its ``--config`` parameter ``list[str] | None`` (a second ``--config`` is refused).
 CONFIG = typer.Option(
     None,
     "--config",
-    help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them.",
+    metavar="<str>",  # one file, as before it was declared a list
+    callback=_config_once,
+    help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them (a table, such as --margin, key by key). Give it once.",
 )
 #: The scoring options, by field name: the parameters of `score` and `audit` that set them have these names.
 SCORE_KEYS = tuple(SCORE_FIELDS)

@@ -42,6 +42,7 @@ from fairtalk.config._score_options import (
     JUDGE_PREFIX,
     ScoreOptions,
     ScoreOverrides,
+    file_named,
     keyword_options,
 )
 from fairtalk.config._stages import GenerationOptions, InferenceOptions, OutputOptions, PairsOptions, SequentialOptions
@@ -69,5 +70,6 @@ __all__ = [
     "ScoreOptions",
     "ScoreOverrides",
     "SequentialOptions",
+    "file_named",
     "keyword_options",
 ]

@@ -35,11 +35,14 @@ from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._score_options import (
     ScoreOptions,
     ScoreOverrides,
+    blame_file,
     conflicts,
     file_named,
+    file_values,
     load_mapping,
     merge_score_table,
     normal_keys,
+    overlay,
     split_names,
     unknown_key,
 )
@@ -348,6 +351,7 @@ class AuditConfig:
         if self.by_turn and self.until_decided:
             raise SpecError(_MSG_BY_TURN_SEQUENTIAL.format(by_turn=name("by_turn"), until_decided=name("until_decided")))
         self._check_sequential(name)
+        self.settings.check_sampling(names)  # greedy decoding would ignore a temperature, top_k or top_p
         return self
 
     def _check_sequential(self, name: Callable[[str], str]) -> None:
@@ -472,19 +476,41 @@ class AuditConfig:
         return cls().updated(mapping, names=names)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> AuditConfig:
-        """The config of a TOML or YAML file (see the module docstring for its layout).
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        names: Mapping[str, str] | None = None,
+    ) -> AuditConfig:
+        """The config of a TOML or YAML file (see the module docstring for its layout), ``overrides`` over it.
+
+        ``overrides`` (the command line's options, as :meth:`updated` takes them) win over the
+        file's values, and a table among them (``margins``, ``model_args``, ``settings``) over the
+        file's key by key: ``--margin a=0.02`` keeps the file's margin of ``b``, ``--sample`` the
+        file's ``temperature``. The config is validated once, merged.
 
         Raises
         ------
         InputError
             The file cannot be read or parsed.
         SpecError
-            An unknown key or a bad value (the message names the file).
+            An unknown key or a bad value (the message names the file when the file's values alone give it).
         """
         mapping = load_mapping(path)
         with file_named(path):
-            return cls.from_mapping(mapping)
+            flat = file_values(mapping)
+            if not overrides and names is None:
+                return cls.from_mapping(flat)
+        cli = normal_keys(overrides or {})
+        merged = overlay(flat, cli)
+        try:
+            return cls.from_mapping(merged, names=names)
+        except SpecError as exc:
+            blame_file(
+                path, exc, lambda given: cls.from_mapping(flat, names=given), names, lambda: cls().updated(cli, names=names)
+            )
+            raise
 
     @classmethod
     def resolve(cls, config: AuditConfig | None, options: Mapping[str, Any]) -> AuditConfig:

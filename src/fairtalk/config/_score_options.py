@@ -38,6 +38,7 @@ __all__ = [
     "load_mapping",
     "merge_score_table",
     "normal_keys",
+    "overlay",
     "split_names",
 ]
 
@@ -284,25 +285,40 @@ class ScoreOptions:
         return cls().updated(mapping, names=names)
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike[str]) -> ScoreOptions:
-        """The options of a TOML or YAML file (a top-level ``[score]`` table is read as well).
+    def from_file(
+        cls,
+        path: str | os.PathLike[str],
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        names: Mapping[str, str] | None = None,
+    ) -> ScoreOptions:
+        """The options of a TOML or YAML file (a top-level ``[score]`` table is read as well), ``overrides`` over them.
+
+        ``overrides`` (the command line's options) win over the file's, and a table among them
+        (``margins``) over the file's key by key: ``--margin a=0.02`` keeps the file's margin of
+        ``b``. The options are validated once, merged.
 
         Raises
         ------
         InputError
             The file cannot be read or parsed.
         SpecError
-            An unknown key or a bad value (the message names the file).
+            An unknown key or a bad value (the message names the file when the file's values alone give it).
         """
         mapping = load_mapping(path)
         with file_named(path):
-            flat = normal_keys(mapping)
-            nested = flat.pop("score", None)
-            if isinstance(nested, Mapping):
-                flat = merge_score_table(flat, nested)
-            elif nested is not None:
-                flat["score"] = nested
-            return cls.from_mapping(flat)
+            flat = file_values(mapping)
+            if not overrides and names is None:
+                return cls.from_mapping(flat)
+        cli = normal_keys(overrides or {})
+        merged = overlay(flat, cli)
+        try:
+            return cls.from_mapping(merged, names=names)
+        except SpecError as exc:
+            blame_file(
+                path, exc, lambda given: cls.from_mapping(flat, names=given), names, lambda: cls().updated(cli, names=names)
+            )
+            raise
 
     @classmethod
     def resolve(cls, options: ScoreOptions | None, kwargs: Mapping[str, Any]) -> ScoreOptions:
@@ -366,6 +382,71 @@ def merge_score_table(flat: Mapping[str, Any], table: Mapping[str, Any]) -> dict
         if key in flat:
             raise SpecError(_MSG_TWICE.format(key=key))
     return {**flat, **nested}
+
+
+#: Options whose value is a table of keys: a table given over a file's is merged with it key by key.
+TABLES = ("margins", "model_args", "settings")
+
+
+def file_values(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    """An options file's table, flat: keys as Python names, a ``[score]`` table's keys beside the others (SpecError for one in both)."""
+    flat = normal_keys(mapping)
+    nested = flat.pop("score", None)
+    if isinstance(nested, Mapping):
+        flat = merge_score_table(flat, nested)
+    elif nested is not None:
+        flat["score"] = nested
+    return flat
+
+
+def overlay(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """``changes`` over ``base`` (flat tables of options): a key of ``changes`` wins, a table of :data:`TABLES` key by key.
+
+    >>> overlay({"margins": {"a": 0.01, "b": 0.02}, "seed": 1}, {"margins": {"a": 0.05}})
+    {'margins': {'a': 0.05, 'b': 0.02}, 'seed': 1}
+    """
+    out = dict(base)
+    nested = changes.get("score")
+    if isinstance(nested, Mapping):
+        changes = merge_score_table({k: v for k, v in changes.items() if k != "score"}, nested)
+    elif nested is not None:  # a ScoreOptions (or a bad value, refused later) replaces every scoring option
+        out = {key: value for key, value in out.items() if key not in keys_of(ScoreOptions)}
+    for key, value in changes.items():
+        if key in TABLES and isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            table = normal_keys(out[key]) if key == "settings" else dict(out[key])
+            out[key] = {**table, **(normal_keys(value) if key == "settings" else value)}
+        else:
+            out[key] = value
+    return out
+
+
+def _message(check: Callable[[], object]) -> str | None:
+    """The message of the SpecError ``check()`` raises; None when it raises none."""
+    try:
+        check()
+    except SpecError as exc:
+        return str(exc)
+    return None
+
+
+def blame_file(
+    path: str | os.PathLike[str],
+    error: SpecError,
+    check: Callable[[Mapping[str, str] | None], object],
+    names: Mapping[str, str] | None,
+    others: Callable[[], object],
+) -> None:
+    """SpecError naming the file when its values give ``error`` (what checking the merged values raised).
+
+    They give it when ``check(names)`` (the file's values alone) raises ``error``'s message and
+    ``others()`` (the other values alone: the command line's) does not; it is then raised in the
+    file's words (keys, not flags), named ``path: ...``. Otherwise nothing is raised here.
+    """
+    if _message(lambda: check(names)) != str(error) or _message(others) == str(error):
+        return
+    with file_named(path):
+        check(None)  # the same error, its options named as the file names them
+        raise error  # names alone made the difference (not expected): said as it was, with the file's name
 
 
 @contextlib.contextmanager

@@ -66,7 +66,7 @@ Stream: TypeAlias = Generator[tuple[int, str | ResponderError] | None, None, Non
 DEFAULT_MAX_NEW_TOKENS = 256
 #: Paper 001's token limit, which ``reproduce`` keeps for its reference models.
 PAPER_MAX_NEW_TOKENS = 40
-_MSG_TEMPERATURE = "temperature must be > 0, got {value!r}"
+_MSG_TEMPERATURE = "temperature must be a finite number > 0, got {value!r}"
 _MSG_TOP_K = "top_k must be a positive integer or None, got {value!r}"
 _MSG_TOP_P = "top_p must be in (0, 1] or None, got {value!r}"
 _MSG_MAX_NEW_TOKENS = "max_new_tokens must be a positive integer, got {value!r}"
@@ -74,6 +74,10 @@ _MSG_NUM_BEAMS = "num_beams must be a positive integer, got {value!r}"
 _MSG_BEAMS_AND_SAMPLE = "num_beams > 1 needs do_sample=False (beam search is greedy)"
 _MSG_PENALTY = "repetition_penalty must be > 0 or None, got {value!r}"
 _MSG_STOP = "stop must be a sequence of non-empty strings, got {value!r}"
+#: Sampling settings given without sampling: greedy decoding would ignore them without a word.
+_MSG_GREEDY_ONLY = "{options} appl{s} only with {sample}; greedy decoding would ignore {them} (add {sample}, or leave {them} out)"
+#: The sampling settings and the value each has when left out (greedy decoding ignores them).
+_SAMPLING_DEFAULTS = (("temperature", 1.0), ("top_k", None), ("top_p", None))
 #: Fields a cache key leaves out while unset (None, no stop strings), so that older stores keep their keys.
 _KEYED_WHEN_SET = ("repetition_penalty", "stop")
 _MSG_SEEDS = "got {n_contexts} contexts but {n_seeds} seeds (one seed per context)"
@@ -116,7 +120,7 @@ class DecodingSettings(Codec):
         if not isinstance(self.do_sample, bool):
             raise SpecError(f"do_sample must be True or False, got {self.do_sample!r}")
         t = self.temperature
-        if isinstance(t, bool) or not isinstance(t, int | float) or not t > 0:
+        if isinstance(t, bool) or not isinstance(t, int | float) or not 0 < t < float("inf"):  # NaN and inf refused
             raise SpecError(_MSG_TEMPERATURE.format(value=t))
         if self.top_k is not None and not _positive_int(self.top_k):
             raise SpecError(_MSG_TOP_K.format(value=self.top_k))
@@ -129,6 +133,32 @@ class DecodingSettings(Codec):
             raise SpecError(_MSG_NUM_BEAMS.format(value=self.num_beams))
         if self.num_beams > 1 and self.do_sample:
             raise SpecError(_MSG_BEAMS_AND_SAMPLE)
+
+    def check_sampling(self, names: Mapping[str, str] | None = None) -> None:
+        """SpecError when a sampling setting (``temperature`` other than 1, ``top_k``, ``top_p``) is given without ``do_sample``.
+
+        Greedy decoding would ignore it without a word, and the manifest would record it as if it
+        had been applied. ``names`` renames the settings in the message (the CLI passes its flags:
+        ``--temperature``, ``--sample``); left out, they are named as keys.
+
+        >>> DecodingSettings(temperature=0.5).check_sampling()
+        Traceback (most recent call last):
+        ...
+        fairtalk.errors.SpecError: temperature applies only with do_sample = true; greedy decoding would ignore it (add do_sample = true, or leave it out)
+        >>> DecodingSettings(do_sample=True, temperature=0.5).check_sampling()
+        """
+        given = [key for key, default in _SAMPLING_DEFAULTS if getattr(self, key) != default]
+        if given and not self.do_sample:
+            named = {"do_sample": "do_sample = true", **(names or {})}
+            one = len(given) == 1
+            raise SpecError(
+                _MSG_GREEDY_ONLY.format(
+                    options=", ".join(named.get(key, key) for key in given),
+                    s="ies" if one else "y",
+                    sample=named["do_sample"],
+                    them="it" if one else "them",
+                )
+            )
 
     def sent(self) -> dict[str, Any]:
         """What a model is asked for: greedy decoding has no temperature, top-k or top-p (they are None here)."""
