@@ -144,6 +144,22 @@ def _corpus_file(spec: str) -> Path | None:
     return path if path.is_file() else None
 
 
+def _inputs(corpus: str, eval_corpus: str | None, base: TrainConfig | None, lexicon: Lexicon) -> dict[str, object]:
+    """What a comparison reads, by what it is: the corpora (paths or ``FORMAT:PATH`` specs) and the lexicon file."""
+    found: dict[str, object] = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+    if base is not None and base.corpus is not None and base.corpus != corpus:
+        found["the training corpus"] = base.corpus
+    if lexicon.variant == "custom" and lexicon.source and os.path.isfile(lexicon.source):
+        found["the --axis file"] = lexicon.source
+    return found
+
+
+def _written_in(spec: object, cache: Path, own: str | None) -> bool:
+    """Whether ``spec`` is ``own``, a corpus fairtalk itself wrote in ``cache`` (reproduce planted's)."""
+    path = _corpus_file(spec) if isinstance(spec, str) and spec == own else None
+    return path is not None and path.resolve().is_relative_to(cache.resolve())
+
+
 def _file_digest(spec: str) -> str | None:
     """sha256 of a corpus file's bytes (None for builtin corpora and specs that name no file)."""
     path = _corpus_file(spec)
@@ -343,11 +359,14 @@ def compare_debiased(  # noqa: PLR0915
     log: Callable[[str], object] | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
     _stacklevel: int = 2,
+    _own_corpus: str | None = None,
 ) -> DebiasComparison:
     """:func:`reproduce_debias` for ``model`` (``seq2seq`` or ``retrieval``): baseline, CDA and WER models of that kind.
 
     The options are :func:`reproduce_debias`'s; ``train_config``, when given, must be a ``model``
     configuration, and the models answer as ``builtin:<model>`` from their checkpoints.
+    ``_own_corpus`` is a corpus spec fairtalk wrote into the cache folder itself (reproduce
+    planted's): the cache may hold that input, and no other.
     """
     # every audit option is validated here, once, before any training
     audit_config = AuditConfig(
@@ -369,15 +388,16 @@ def compare_debiased(  # noqa: PLR0915
     with output_scope():  # out_dir stays locked from its check to the end: no other fairtalk run writes it meanwhile
         started = time.perf_counter()
         out = Path(out_dir)
-        inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+        lexicon = load_lexicon(axis)
+        inputs = _inputs(corpus, eval_corpus, train_config, lexicon)
         # before any training: no root, home or input's folder, and no file of the user's where one is written
         check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
         cache = out / "cache" if cache_dir is None else Path(cache_dir)
-        check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
+        cache_inputs = {k: v for k, v in inputs.items() if not _written_in(v, cache, _own_corpus)}
+        check_output_folder(cache if cache_dir is None else cache_dir, cache_inputs, hold=False)  # runs may share a cache
         check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
         if cache_dir is not None:  # the default, out/cache, is its own
             check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
-        lexicon = load_lexicon(axis)
         for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
             check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
         configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
