@@ -30,7 +30,7 @@ from fairtalk.compare import compare_runs
 from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.corpora import HELDOUT_PERCENT, Corpus, ReadSummary, read_corpus, split_corpus
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias import check_not_augmented
+from fairtalk.debias import augment, check_counterparts, check_not_augmented
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_folder_kind, check_output_folder, output_scope, same_file, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
@@ -158,6 +158,17 @@ def _written_in(spec: object, cache: Path, own: str | None) -> bool:
     """Whether ``spec`` is ``own``, a corpus fairtalk itself wrote in ``cache`` (reproduce planted's)."""
     path = _corpus_file(spec) if isinstance(spec, str) and spec == own else None
     return path is not None and path.resolve().is_relative_to(cache.resolve())
+
+
+def _check_cda_adds(dialogues: Corpus, config: TrainConfig, *, seed: int) -> None:
+    """InputError, before any training, when CDA would add no counterpart to the training corpus.
+
+    Read up to the first dialogue with a counterpart (for a corpus that uses the axis' words, a
+    few); the training itself checks its own sample again (:func:`fairtalk.debias.check_counterparts`).
+    """
+    augmentation = augment(dialogues, Swapper(load_lexicon(config.axis), seed=seed))
+    if not any(dialogue.augmented for dialogue in augmentation):
+        check_counterparts(augmentation.summary, augmentation.swapper, corpus=config.corpus, training=True)
 
 
 def _file_digest(spec: str) -> str | None:
@@ -408,6 +419,7 @@ def compare_debiased(  # noqa: PLR0915
         # every input is read before any training: the training corpus opened, the evaluation corpus paired
         dialogues = _read(configs["baseline"].corpus or corpus, train_split)
         check_not_augmented(dialogues, training=True)  # the CDA model's twins would get twins
+        _check_cda_adds(dialogues, configs["cda"], seed=seed)  # a CDA model trained as the baseline: refused now
         t0 = time.perf_counter()
         pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
         timings["pairs"] = time.perf_counter() - t0
