@@ -87,9 +87,9 @@ def train(
     for name, option, applies, needs in _ONLY_WITH:  # an option the run would not use is an error, not dropped
         if was_given(ctx, name) and not applies(model.value, debias.value):
             raise fairtalk.SpecError(_MSG_UNUSED.format(option=option, needs=needs))
-    # before the training: no root, home or folder holding the corpus (a path or FORMAT:PATH) or the --axis file
+    check_output_folder(output, {"--corpus": corpus})  # before the training: no root, home or folder holding the corpus
     lexicons = [fairtalk.load_lexicon(axis)] if debias.value in ("cda", "wer") else []
-    check_output_folder(output, {"--corpus": corpus, **lexicon_inputs(lexicons, "--axis")})
+    check_output_folder(output, lexicon_inputs(lexicons, "--axis"), hold=False)  # nor the --axis file
     config = fairtalk.TrainConfig(
         model=model.value,
         epochs=epochs,

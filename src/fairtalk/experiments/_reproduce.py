@@ -144,14 +144,19 @@ def _corpus_file(spec: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def _inputs(corpus: str, eval_corpus: str | None, base: TrainConfig | None, lexicon: Lexicon) -> dict[str, object]:
-    """What a comparison reads, by what it is: the corpora (paths or ``FORMAT:PATH`` specs) and the lexicon file."""
+def _inputs(corpus: str, eval_corpus: str | None, base: TrainConfig | None) -> dict[str, object]:
+    """What a comparison reads, by what it is: the corpora (paths or ``FORMAT:PATH`` specs)."""
     found: dict[str, object] = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
     if base is not None and base.corpus is not None and base.corpus != corpus:
         found["the training corpus"] = base.corpus
-    if lexicon.variant == "custom" and lexicon.source and os.path.isfile(lexicon.source):
-        found["the --axis file"] = lexicon.source
     return found
+
+
+def _lexicon_file(lexicon: Lexicon) -> dict[str, object]:
+    """The lexicon's file, when it was read from one (a built-in axis is no input a run could overwrite)."""
+    if lexicon.variant == "custom" and lexicon.source and os.path.isfile(lexicon.source):
+        return {"the --axis file": lexicon.source}
+    return {}
 
 
 def _written_in(spec: object, cache: Path, own: str | None) -> bool:
@@ -399,13 +404,15 @@ def compare_debiased(  # noqa: PLR0915
     with output_scope():  # out_dir stays locked from its check to the end: no other fairtalk run writes it meanwhile
         started = time.perf_counter()
         out = Path(out_dir)
-        lexicon = load_lexicon(axis)
-        inputs = _inputs(corpus, eval_corpus, train_config, lexicon)
+        inputs = _inputs(corpus, eval_corpus, train_config)
         # before any training: no root, home or input's folder, and no file of the user's where one is written
         check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
         cache = out / "cache" if cache_dir is None else Path(cache_dir)
         cache_inputs = {k: v for k, v in inputs.items() if not _written_in(v, cache, _own_corpus)}
         check_output_folder(cache if cache_dir is None else cache_dir, cache_inputs, hold=False)  # runs may share a cache
+        lexicon = load_lexicon(axis)  # read once the folders are known to be no root or home
+        for folder in (out_dir, cache):  # nor one holding the --axis file
+            check_output_folder(folder, _lexicon_file(lexicon), hold=False)
         check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
         if cache_dir is not None:  # the default, out/cache, is its own
             check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
@@ -419,10 +426,10 @@ def compare_debiased(  # noqa: PLR0915
         # every input is read before any training: the training corpus opened, the evaluation corpus paired
         dialogues = _read(configs["baseline"].corpus or corpus, train_split)
         check_not_augmented(dialogues, training=True)  # the CDA model's twins would get twins
-        _check_cda_adds(dialogues, configs["cda"], seed=seed)  # a CDA model trained as the baseline: refused now
         t0 = time.perf_counter()
         pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
         timings["pairs"] = time.perf_counter() - t0
+        _check_cda_adds(dialogues, configs["cda"], seed=seed)  # a CDA model trained as the baseline: refused now
 
         checkpoints: dict[str, tuple[Path, bool]] = {}
         for name, config in configs.items():
