@@ -403,6 +403,8 @@ def interrupted(store: object = None, *, note: str | None = None, keep: Iterable
         where = f" {note}" if note.startswith("after ") else f"; {note}"
     elif store is None or str(store).strip() in ("", IN_MEMORY):
         where = "; the answers so far were not kept (no run store file: give --store FILE to keep them and resume)"
+    elif (lost := _store_lost(store)) is not None:
+        where = lost
     elif not os.path.exists(str(store)):  # interrupted before the first answer: the empty store was removed
         where = "; no answer had been generated yet"
     else:
@@ -410,6 +412,25 @@ def interrupted(store: object = None, *, note: str | None = None, keep: Iterable
     _LAST_STOP[:] = [f"interrupted{where}"]
     say(f"interrupted{where}", style="yellow", stderr=True, keep=[*keep, *([] if store is None else [str(store)])])
     raise typer.Exit(code=EXIT_INTERRUPTED)
+
+
+def _store_lost(store: object) -> str | None:
+    """What to say of a store file deleted or replaced while this process wrote answers to it; None otherwise.
+
+    Counted by the store itself (:func:`fairtalk.store.store_written`): a missing file is no proof
+    that no answer was generated.
+    """
+    from fairtalk.store import store_written
+
+    n, gone = store_written(str(store))
+    if not gone or n == 0:
+        return None
+    return f"; the run store {store} was deleted or replaced during the run: the {n:,} answer(s) written to it are lost"
+
+
+def _store_kept(store: object) -> bool:
+    """Whether the store file is there and is the one this process wrote its answers to."""
+    return os.path.exists(str(store)) and _store_lost(store) is None
 
 
 #: What the command has written, said on Ctrl-C from then on (:func:`when_interrupted`); cleared per command.
@@ -426,7 +447,7 @@ def when_interrupted(
     """
     left = [m for m in missing if m]
     rest = f"; {' and '.join(left)} may be missing" if left else ""
-    if left and store is not None and str(store).strip() not in ("", IN_MEMORY) and os.path.exists(str(store)):
+    if left and store is not None and str(store).strip() not in ("", IN_MEMORY) and _store_kept(store):
         rest += f": re-run the same command to write {'them' if len(left) > 1 else 'it'} (the answers are kept in {store})"
     paths = [*(str(k) for k in keep), *command_paths(), *([] if store is None else [str(store)])]
     _ON_INTERRUPT[:] = [(f"after {written}{rest}", paths)]

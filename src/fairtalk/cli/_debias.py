@@ -74,16 +74,20 @@ def augment(
         # an input, a device, the user's own file, a folder or an unwritable place: refused before any work
         check_output_file(output, what="augmented corpus", ours=is_dialogues_file, inputs=inputs)
         augmentation = fairtalk.augment(contexts, fairtalk.Swapper(lex, seed=seed), again=again)
-        write_dialogues(_some_dialogues(augmentation, contexts), output, inputs=[corpus])
+        write_dialogues(_some_dialogues(augmentation, contexts, corpus), output, inputs=[corpus])
     except KeyboardInterrupt:
         interrupted(note=_MSG_NOT_WRITTEN.format(output=output))
     when_interrupted(f"{output} was written", keep=[output])
     _print_augmentation(lex.axis, augmentation.summary, contexts.summary, output, time.perf_counter() - started)
 
 
-def _some_dialogues(augmentation: Any, contexts: Any) -> Any:
-    """The augmented dialogues as they come; an InputError at the end when there was none (the old output stays)."""
+def _some_dialogues(augmentation: Any, contexts: Any, corpus: str) -> Any:
+    """The augmented dialogues as they come; an InputError at the end when there was none, or no counterpart.
+
+    Either way nothing is written (an earlier file at the output stays as it was).
+    """
     import fairtalk
+    from fairtalk.debias import check_counterparts
 
     n = 0
     for dialogue in augmentation:
@@ -95,6 +99,7 @@ def _some_dialogues(augmentation: Any, contexts: Any) -> Any:
         raise fairtalk.InputError(
             _MSG_NO_DIALOGUES.format(n_read=summary.n_read, n_no_response=summary.n_no_response, skipped=skipped)
         )
+    check_counterparts(augmentation.summary, augmentation.swapper, corpus=corpus)  # a plain copy is no augmented corpus
 
 
 def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds: float) -> None:

@@ -20,6 +20,7 @@ _LAZY: dict[str, str] = {
     "is_dialogues_file": "fairtalk.debias._cda:is_dialogues_file",
     "is_augmented_corpus": "fairtalk.debias._cda:is_augmented_corpus",
     "check_not_augmented": "fairtalk.debias._cda:check_not_augmented",
+    "check_counterparts": "fairtalk.debias._cda:check_counterparts",
     "is_filtered_pool": "fairtalk.debias._candidate_filter:is_filtered_pool",
     "EmbeddingRegularizer": "fairtalk.debias._wer:EmbeddingRegularizer",
     "PoolFilterResult": "fairtalk.debias._candidate_filter:PoolFilterResult",

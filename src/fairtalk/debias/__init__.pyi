@@ -11,6 +11,7 @@ from fairtalk.debias._cda import Augmentation as Augmentation
 from fairtalk.debias._cda import AugmentedDialogue as AugmentedDialogue
 from fairtalk.debias._cda import AugmentSummary as AugmentSummary
 from fairtalk.debias._cda import augment as augment
+from fairtalk.debias._cda import check_counterparts as check_counterparts
 from fairtalk.debias._cda import check_not_augmented as check_not_augmented
 from fairtalk.debias._cda import is_augmented_corpus as is_augmented_corpus
 from fairtalk.debias._cda import is_dialogues_file as is_dialogues_file
@@ -33,6 +34,7 @@ __all__ = [
     "is_dialogues_file",
     "is_augmented_corpus",
     "check_not_augmented",
+    "check_counterparts",
     "is_filtered_pool",
     "EmbeddingRegularizer",
     "PoolFilterResult",

@@ -51,6 +51,7 @@ __all__ = [
     "Augmentation",
     "AugmentedDialogue",
     "augment",
+    "check_counterparts",
     "check_not_augmented",
     "is_augmented_corpus",
     "is_dialogues_file",
@@ -63,6 +64,10 @@ ROLE_RESOLVED = frozenset({"her", "his"})
 N_TOP_TERMS = 10
 _SPEC_SCHEMES = frozenset({"builtin", "csv", "jsonl", "parlai", "parquet", "text", "tsv", "twitter"})
 
+_MSG_NO_COUNTERPARTS = (
+    "CDA adds no counterpart, so nothing would be debiased: none of the {n:,} {what}{of} uses a word of the "
+    "{axis} axis' {n_pairs:,} word pairs; give a corpus that uses the axis' words, or another axis"
+)
 _MSG_NOT_SWAPPER = "augment needs a fairtalk.counterfactual.Swapper, got {type}"
 _MSG_NOT_CONTEXT = "augment expects fairtalk.records.Context records, got {type}"
 _MSG_AUGMENTED = (
@@ -159,6 +164,41 @@ class Augmentation:
             counts["changed"] += 1
             terms.update(_key(swap.source) for swap in swaps)
             yield AugmentedDialogue(context, response, True, record.origin, swaps)
+
+
+def check_counterparts(
+    summary: AugmentSummary, swapper: Swapper, *, corpus: str | os.PathLike[str] | None = None, training: bool = False
+) -> None:
+    """Raise InputError when an augmentation that had dialogues added no counterpart: CDA would debias nothing.
+
+    The decision of ``fairtalk augment`` (nothing is written) and of CDA training (refused
+    before any training): their output would be the corpus as it was, called debiased.
+    ``corpus`` names the dialogues in the message (``training``: they are its training
+    dialogues). An augmentation with no usable dialogue at all is left to the caller's own error.
+
+    Examples
+    --------
+    >>> from fairtalk.lexicons import load_lexicon
+    >>> from fairtalk.records import Context
+    >>> result = augment([Context("1", "hi", response="hello")], Swapper(load_lexicon("gender")))
+    >>> _ = list(result)
+    >>> check_counterparts(result.summary, result.swapper, corpus="hi.jsonl")
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.InputError: CDA adds no counterpart, so nothing would be debiased: none of the 1 dialogue(s) of hi.jsonl uses a word of the gender axis' 125 word pairs; give a corpus that uses the axis' words, or another axis
+    """
+    if summary.n_in and not summary.n_changed:
+        lexicon = swapper.lexicon
+        of = "" if corpus is None else f" of {os.fspath(corpus)}"
+        raise InputError(
+            _MSG_NO_COUNTERPARTS.format(
+                n=summary.n_in,
+                what="training dialogue(s)" if training else "dialogue(s)",
+                of=of,
+                axis=lexicon.axis,
+                n_pairs=len(lexicon.pairs),
+            )
+        )
 
 
 def augment(dialogues: Iterable[Context], swapper: Swapper, *, again: bool = False) -> Augmentation:

@@ -30,7 +30,7 @@ from fairtalk.compare import compare_runs
 from fairtalk.config import AuditConfig, ScoreOptions
 from fairtalk.corpora import HELDOUT_PERCENT, Corpus, ReadSummary, read_corpus, split_corpus
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias import check_not_augmented
+from fairtalk.debias import augment, check_counterparts, check_not_augmented
 from fairtalk.errors import InputError, SpecError
 from fairtalk.files import check_folder_kind, check_output_folder, output_scope, same_file, staged
 from fairtalk.lexicons import Lexicon, load_lexicon
@@ -142,6 +142,38 @@ def _corpus_file(spec: str) -> Path | None:
     if not path.is_file() and ":" in spec:
         path = Path(spec.split(":", 1)[1])
     return path if path.is_file() else None
+
+
+def _inputs(corpus: str, eval_corpus: str | None, base: TrainConfig | None) -> dict[str, object]:
+    """What a comparison reads, by what it is: the corpora (paths or ``FORMAT:PATH`` specs)."""
+    found: dict[str, object] = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+    if base is not None and base.corpus is not None and base.corpus != corpus:
+        found["the training corpus"] = base.corpus
+    return found
+
+
+def _lexicon_file(lexicon: Lexicon) -> dict[str, object]:
+    """The lexicon's file, when it was read from one (a built-in axis is no input a run could overwrite)."""
+    if lexicon.variant == "custom" and lexicon.source and os.path.isfile(lexicon.source):
+        return {"the --axis file": lexicon.source}
+    return {}
+
+
+def _written_in(spec: object, cache: Path, own: str | None) -> bool:
+    """Whether ``spec`` is ``own``, a corpus fairtalk itself wrote in ``cache`` (reproduce planted's)."""
+    path = _corpus_file(spec) if isinstance(spec, str) and spec == own else None
+    return path is not None and path.resolve().is_relative_to(cache.resolve())
+
+
+def _check_cda_adds(dialogues: Corpus, config: TrainConfig, *, seed: int) -> None:
+    """InputError, before any training, when CDA would add no counterpart to the training corpus.
+
+    Read up to the first dialogue with a counterpart (for a corpus that uses the axis' words, a
+    few); the training itself checks its own sample again (:func:`fairtalk.debias.check_counterparts`).
+    """
+    augmentation = augment(dialogues, Swapper(load_lexicon(config.axis), seed=seed))
+    if not any(dialogue.augmented for dialogue in augmentation):
+        check_counterparts(augmentation.summary, augmentation.swapper, corpus=config.corpus, training=True)
 
 
 def _file_digest(spec: str) -> str | None:
@@ -343,11 +375,14 @@ def compare_debiased(  # noqa: PLR0915
     log: Callable[[str], object] | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
     _stacklevel: int = 2,
+    _own_corpus: str | None = None,
 ) -> DebiasComparison:
     """:func:`reproduce_debias` for ``model`` (``seq2seq`` or ``retrieval``): baseline, CDA and WER models of that kind.
 
     The options are :func:`reproduce_debias`'s; ``train_config``, when given, must be a ``model``
     configuration, and the models answer as ``builtin:<model>`` from their checkpoints.
+    ``_own_corpus`` is a corpus spec fairtalk wrote into the cache folder itself (reproduce
+    planted's): the cache may hold that input, and no other.
     """
     # every audit option is validated here, once, before any training
     audit_config = AuditConfig(
@@ -369,15 +404,18 @@ def compare_debiased(  # noqa: PLR0915
     with output_scope():  # out_dir stays locked from its check to the end: no other fairtalk run writes it meanwhile
         started = time.perf_counter()
         out = Path(out_dir)
-        inputs = {"the corpus": corpus, "the evaluation corpus": eval_corpus}
+        inputs = _inputs(corpus, eval_corpus, train_config)
         # before any training: no root, home or input's folder, and no file of the user's where one is written
         check_output_folder(out_dir, inputs, replaces=(*COMPARISON_FILES, _PAIRS_FILE))  # as given: '' is no folder
         cache = out / "cache" if cache_dir is None else Path(cache_dir)
-        check_output_folder(cache if cache_dir is None else cache_dir, inputs, hold=False)  # runs may share a cache
+        cache_inputs = {k: v for k, v in inputs.items() if not _written_in(v, cache, _own_corpus)}
+        check_output_folder(cache if cache_dir is None else cache_dir, cache_inputs, hold=False)  # runs may share a cache
+        lexicon = load_lexicon(axis)  # read once the folders are known to be no root or home
+        for folder in (out_dir, cache):  # nor one holding the --axis file
+            check_output_folder(folder, _lexicon_file(lexicon), hold=False)
         check_folder_kind(out, "debias", option="the output folder", writes="reproduce debias's results need")
         if cache_dir is not None:  # the default, out/cache, is its own
             check_folder_kind(cache, None, option="the cache folder", writes="the cache needs")
-        lexicon = load_lexicon(axis)
         for name in DEBIAS_MODELS:  # each model's report folder, as `fairtalk audit -o` writes it
             check_output_folder(out / name, replaces=(INDEX_FILE, RUN_FILE, axis_folder(lexicon.axis)))
         configs = debias_configs(quick=quick, corpus=corpus, axis=axis, seed=seed, base=train_config, model=model)
@@ -391,6 +429,7 @@ def compare_debiased(  # noqa: PLR0915
         t0 = time.perf_counter()
         pairs, coverage = _audit_pairs(evaluated, eval_split, lexicon, seed=seed, n_pairs=n_pairs)
         timings["pairs"] = time.perf_counter() - t0
+        _check_cda_adds(dialogues, configs["cda"], seed=seed)  # a CDA model trained as the baseline: refused now
 
         checkpoints: dict[str, tuple[Path, bool]] = {}
         for name, config in configs.items():

@@ -184,6 +184,7 @@ def _train_on_planted_corpus(
             eval_corpus=_CORPUS,
             train_config=replace(config, corpus=spec, axis=swapper.lexicon.axis, debias="none"),
             cache_dir=cache,
+            _own_corpus=spec,  # the planted corpus is the cache's own file
             n_pairs=n_pairs,
             seed=seed,
             n_resamples=n_resamples,

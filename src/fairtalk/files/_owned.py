@@ -99,6 +99,23 @@ def _resolved(path: str | os.PathLike[str]) -> Path:
         return Path(os.path.abspath(path))
 
 
+def _input_path(given: object) -> str | os.PathLike[str] | None:
+    """The file or folder an input names, or None: a path that is there, or the PATH of a ``FORMAT:PATH`` spec.
+
+    ``jsonl:data/c.jsonl`` names ``data/c.jsonl`` (as a corpus reader, or a model's
+    ``path:DIR``, reads it), so a folder is checked against it as against the bare path. None
+    for None, a ``builtin:`` spec, and text that names nothing there.
+    """
+    if not isinstance(given, str | os.PathLike):
+        return None
+    if os.path.exists(given):
+        return given
+    scheme, sep, rest = os.fspath(given).partition(":")
+    if sep and rest and scheme != "builtin" and scheme.replace("-", "_").isidentifier() and os.path.exists(rest):
+        return rest
+    return None
+
+
 def _home() -> Path | None:
     try:
         return Path.home().resolve()
@@ -126,6 +143,9 @@ def check_output_name(given: str | os.PathLike[str], *, option: str = "the outpu
 def check_place(folder: str | os.PathLike[str], inputs: Mapping[str, Any]) -> None:
     """Raise OutputError for the root, the home folder or a folder holding it, or a folder that is or holds an input.
 
+    An input is a path or a ``FORMAT:PATH`` spec (``jsonl:data/c.jsonl`` is ``data/c.jsonl``,
+    :func:`_input_path`); None and ``builtin:`` specs name no file.
+
     A folder given as ``-`` or starting with ``~`` is refused too (:func:`check_output_name`).
     """
     check_output_name(folder, option="the output folder")
@@ -138,13 +158,14 @@ def check_place(folder: str | os.PathLike[str], inputs: Mapping[str, Any]) -> No
     if home is not None and home.is_relative_to(path):
         raise OutputError(_MSG_HOLDS_HOME.format(home=home), path=str(path))
     for name, given in inputs.items():
-        if not isinstance(given, str | os.PathLike) or not os.path.exists(given):
-            continue  # None, or a spec such as builtin:chitchat
-        source = _resolved(given)
+        named = _input_path(given)  # a path, or a FORMAT:PATH spec's PATH (jsonl:data/c.jsonl)
+        if named is None:
+            continue  # None, a spec such as builtin:chitchat, or nothing there
+        source = _resolved(named)
         if source == path and source.is_dir():
             raise OutputError(_MSG_IS_INPUT.format(name=name), path=str(path))
         if source != path and source.is_relative_to(path):
-            raise OutputError(_MSG_HOLDS_INPUT.format(name=name, path=given), path=str(path))
+            raise OutputError(_MSG_HOLDS_INPUT.format(name=name, path=named), path=str(path))
 
 
 def _relative(path: object) -> bool:

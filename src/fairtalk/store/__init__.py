@@ -24,6 +24,7 @@ from fairtalk.store._sqlite import (
     StoredResponse,
     context_hash,
     is_run_store,
+    store_written,
 )
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "context_hash",
     "failure_kind",
     "is_run_store",
+    "store_written",
 ]

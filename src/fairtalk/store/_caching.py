@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Callable, Sequence
 
@@ -226,7 +227,7 @@ class CachingResponder(Responder):
                 self._check_breaker()
             pending.commit()
         finally:
-            pending.commit(count=False)  # a run that stops keeps what finished (the progress line has stopped)
+            pending.stop()  # a run that stops keeps what finished (the progress line has stopped)
         return results  # type: ignore[return-value]
 
     def _pending(self, run_id: int) -> _Pending:
@@ -276,7 +277,7 @@ class CachingResponder(Responder):
                 self._add_rows(_answers(left, misses, batch_contexts, results), results, failed, pending)
             raise
         finally:
-            pending.commit(count=False)  # first: what finished is stored even if cancelling the rest waits on the model
+            pending.stop()  # first: what finished is stored even if cancelling the rest waits on the model
             items.close()  # cancels the requests still in flight
 
     @property
@@ -433,6 +434,17 @@ class _Pending:
     def due(self) -> bool:
         """Whether ``commit_rows`` rows wait, or ``commit_seconds`` have passed since the last commit."""
         return bool(self.rows) and (len(self.rows) >= self.commit_rows or time.monotonic() - self.last >= self.commit_seconds)
+
+    def stop(self) -> None:
+        """Store what finished, as a run stops (its progress line has stopped): :meth:`commit` without counting.
+
+        Stopped by Ctrl-C after the store's file was deleted, nothing can be stored: the
+        interruption goes on (its message says the answers are lost), not a StoreError.
+        """
+        if isinstance(sys.exc_info()[1], KeyboardInterrupt) and not self.store.in_place():
+            self.rows, self.n_items = [], 0
+            return
+        self.commit(count=False)
 
     def commit(self, *, count: bool = True) -> None:
         """Store the rows in one transaction, then (``count``) count their items as done."""

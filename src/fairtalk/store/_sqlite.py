@@ -16,7 +16,15 @@ from fairtalk.errors import OutputError, StoreError
 from fairtalk.files import check_regular
 from fairtalk.models import Closing, DecodingSettings, Reply, finish_reason
 
-__all__ = ["ROWS_PER_STATEMENT", "SCHEMA_VERSION", "RunStore", "StoredResponse", "context_hash", "is_run_store"]
+__all__ = [
+    "ROWS_PER_STATEMENT",
+    "SCHEMA_VERSION",
+    "RunStore",
+    "StoredResponse",
+    "context_hash",
+    "is_run_store",
+    "store_written",
+]
 
 SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
@@ -28,7 +36,22 @@ _MSG_NO_VERSION = (
 )
 _MSG_SQL = "run store failed: {error}"
 _MSG_CLOSED = "run store is closed"
+_MSG_GONE = (
+    "the run store was deleted or replaced during the run{lost}; keep the store (and its folder) in place while a "
+    "run writes it, and re-run the command to generate the answers again"
+)
+_MSG_GONE_LOST = ": the {n:,} answer(s) this run wrote to it are lost with it (and any it held before)"
+_MSG_GONE_NONE = ", before this run wrote an answer to it"
+_MSG_DAMAGED = (
+    "the run store is damaged ({problem}): its answers cannot be trusted; move it away (or delete it) and re-run, "
+    "which starts a new store"
+)
 _MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
+
+#: Per store file (its absolute path) that a RunStore of this process opened: the file (device, inode), the answers
+#: written there, and whether it was found deleted or replaced (:func:`store_written`). While a store is open its
+#: file's inode cannot be reused, so the identity tells; a store that closes finds out for good.
+_WRITTEN: dict[str, tuple[tuple[int, int], int, bool]] = {}
 
 #: How every SQLite database file begins.
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -142,25 +165,58 @@ def is_run_store(path: str | os.PathLike[str]) -> bool:
     return head in (b"", _SQLITE_HEADER)
 
 
+def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
+    """The (device, inode) of the file at ``path``, or None when there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino)
+
+
+def store_written(path: str | os.PathLike[str]) -> tuple[int, bool]:
+    """The answers RunStores of this process wrote to the store file at ``path``, and whether that file is gone.
+
+    Gone: deleted or replaced by another file since (then those answers are lost with it).
+    ``(0, False)`` for a path no RunStore of this process wrote to.
+
+    Examples
+    --------
+    >>> store_written("never-written.sqlite")
+    (0, False)
+    """
+    written = _WRITTEN.get(os.path.abspath(path))
+    if written is None:
+        return 0, False
+    identity, n, gone = written
+    return n, gone or _identity(path) != identity
+
+
 class RunStore(Closing):
     """A SQLite run store in WAL mode; a context manager. Parent folders are created.
 
     Raises
     ------
     StoreError
-        When the path cannot be created or opened, is not a fairtalk store, or a
-        read or write fails.
+        When the path cannot be created or opened, is not a fairtalk store or is damaged
+        (an existing store fails SQLite's ``PRAGMA quick_check``), a read or write fails, or
+        the file was deleted or replaced while the store was open (checked at each write).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
         self.path = Path(path)
         self._run_ids: dict[tuple[str, str], int] = {}
+        #: Answers (successes) this store wrote, and the file it opened (None in memory).
+        self.n_written = 0
+        self._opened: tuple[int, int] | None = None
+        self._key = os.path.abspath(self.path)
         if self.path.is_dir():
             raise StoreError(f"{self.path}: {_MSG_IS_DIR}")
         try:
             check_regular(self.path)  # a device or a FIFO: SQLite would write into it, or wait on it forever
         except OutputError as exc:
             raise StoreError(f"{self.path}: " + _MSG_OPEN.format(error=exc.message)) from None
+        existing = str(self.path) != ":memory:" and self.path.is_file() and self.path.stat().st_size > 0
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db: sqlite3.Connection | None = sqlite3.connect(self.path, timeout=timeout, isolation_level=None)
@@ -170,6 +226,8 @@ class RunStore(Closing):
             found = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if found and not {"meta", "responses"} <= found:  # another program's database: never add tables to it
                 raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
+            if existing:
+                self._check_intact()  # before anything is written into it
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -179,6 +237,8 @@ class RunStore(Closing):
                     self._db.execute(f"ALTER TABLE responses ADD COLUMN {name} {kind}")
             self._db.executescript(_VIEW)
             self._check_version()
+            self._opened = None if str(self.path) == ":memory:" else _identity(self.path)
+            self._register()
         except sqlite3.Error as exc:
             self._db.close()
             self._db = None
@@ -187,6 +247,34 @@ class RunStore(Closing):
             self._db.close()
             self._db = None
             raise
+
+    def _check_intact(self) -> None:
+        """StoreError for an existing store SQLite finds damaged (``PRAGMA quick_check``): never written into, nor read."""
+        try:
+            problems = [row[0] for row in self.db.execute("PRAGMA quick_check(3)")]
+        except sqlite3.DatabaseError as exc:  # "database disk image is malformed", before the check could run
+            problems = [str(exc)]
+        if problems != ["ok"]:
+            raise StoreError(f"{self.path}: " + _MSG_DAMAGED.format(problem="; ".join(problems)))
+
+    def _register(self) -> None:
+        """Count this store's answers under its file (:func:`store_written`): a file other than the one counted starts anew."""
+        self._key = os.path.abspath(self.path)
+        if self._opened is None:
+            return
+        written = _WRITTEN.get(self._key)
+        if written is None or written[0] != self._opened or written[2]:
+            _WRITTEN[self._key] = (self._opened, 0, False)
+
+    def in_place(self) -> bool:
+        """Whether the store's file is still the one it opened (True in memory): not deleted nor replaced since."""
+        return self._opened is None or _identity(self.path) == self._opened
+
+    def _check_in_place(self) -> None:
+        """StoreError when the store's file was deleted or replaced since it was opened (its answers went with it)."""
+        if not self.in_place():
+            lost = _MSG_GONE_LOST.format(n=self.n_written) if self.n_written else _MSG_GONE_NONE
+            raise StoreError(f"{self.path}: " + _MSG_GONE.format(lost=lost))
 
     def _check_version(self) -> None:
         """Stamp a store that holds nothing yet with this schema version; StoreError for any other version, or none.
@@ -289,6 +377,7 @@ class RunStore(Closing):
             text = None if resp is None else str(resp)
             params += (run_id, h, seed, ctx, text, err, now, finish_reason(resp), _served_model(resp))
         db = self.db
+        self._check_in_place()  # one stat per commit: answers written into a deleted file would be lost unsaid
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
@@ -303,6 +392,11 @@ class RunStore(Closing):
             db.execute("COMMIT")
         except sqlite3.Error as exc:
             raise StoreError(f"{self.path}: " + _MSG_SQL.format(error=exc)) from exc
+        n_answers = sum(1 for row in rows if row[4] is None)
+        self.n_written += n_answers
+        written = _WRITTEN.get(self._key)
+        if self._opened is not None and written is not None and written[0] == self._opened:
+            _WRITTEN[self._key] = (self._opened, written[1] + n_answers, written[2])
 
     def count(self, fingerprint: str | None = None, *, errors: bool = False) -> int:
         """Number of stored successes (or, with ``errors=True``, failures), optionally for one model."""
@@ -328,8 +422,11 @@ class RunStore(Closing):
             raise StoreError(f"{self.path}: " + _MSG_SQL.format(error=exc)) from exc
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connection (idempotent); a file found deleted or replaced is recorded so (:func:`store_written`)."""
         if self._db is not None:
+            written = _WRITTEN.get(self._key)
+            if written is not None and written[0] == self._opened and not self.in_place():
+                _WRITTEN[self._key] = (written[0], written[1], True)
             self._db.close()
             self._db = None
 

@@ -131,10 +131,14 @@ def split_dialogues(pairs: Sequence[Dialogue], *, val_size: int, seed: int = 0) 
     return DialogueSplit(train, validation, n_read=len(pairs))
 
 
-def augment_split(split: DialogueSplit, axis: str, *, seed: int = 0) -> DialogueSplit:
-    """CDA on the training dialogues only (validation stays as read), via :func:`fairtalk.debias.augment`."""
+def augment_split(split: DialogueSplit, axis: str, *, seed: int = 0, corpus: str | None = None) -> DialogueSplit:
+    """CDA on the training dialogues only (validation stays as read), via :func:`fairtalk.debias.augment`.
+
+    An InputError when it adds no counterpart (:func:`fairtalk.debias.check_counterparts`, naming
+    ``corpus``): the model would be trained as without CDA, and called debiased.
+    """
     from fairtalk.counterfactual import Swapper
-    from fairtalk.debias import augment
+    from fairtalk.debias import augment, check_counterparts
     from fairtalk.lexicons import load_lexicon
 
     records = (Context(id=f"{p.group}/{i}", text=p.context, response=p.response) for i, p in enumerate(split.train))
@@ -146,6 +150,7 @@ def augment_split(split: DialogueSplit, axis: str, *, seed: int = 0) -> Dialogue
         if not d.augmented:
             index += 1
         out.append(Dialogue(groups[index], d.context, d.response))
+    check_counterparts(result.summary, result.swapper, corpus=corpus, training=True)
     return DialogueSplit(tuple(out), split.validation, split.n_read, n_augmented=result.summary.n_changed)
 
 

@@ -135,7 +135,7 @@ def train_model(
             read = D.count_dialogues(dialogues, max_dialogues=config.max_dialogues, seed=config.seed)
             split = D.split_dialogues(read.dialogues, val_size=config.val_size, seed=config.seed)
             if config.debias == "cda":
-                split = D.augment_split(split, config.axis, seed=config.seed)
+                split = D.augment_split(split, config.axis, seed=config.seed, corpus=config.corpus)
             texts = (t for p in split.train for t in (p.context, p.response))
             vocab = Vocab.build(texts, min_count=config.min_count, max_size=config.max_vocab)
             run = _Run(config, vocab, split, Path(out_dir), ProgressReporter(callback), log, started)
