@@ -185,7 +185,11 @@ def score(
         distinct responses (2 x 2000 by default), in batches of Ray tasks, with the same
         scores; a judge and the corpus measures stay in this process.
     **overrides : ScoreOverrides
-        The options below (:class:`ScoreOptions`' fields), by keyword.
+        The options under Other Parameters (:class:`ScoreOptions`' fields), by keyword; each is optional,
+        and one left out keeps its default.
+
+    Other Parameters
+    ----------------
     measures : names (a comma-separated string or a sequence) or measure objects, optional
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
         options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists and
