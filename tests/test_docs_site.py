@@ -167,6 +167,24 @@ def test_the_keyword_options_of_audit_and_score_are_not_called_required(site: Pa
     assert {"model", "n_pairs", "alpha"} & set(keys) <= options and not options & {row[0] for row in parameters}
 
 
+def test_the_api_reference_shows_the_documented_constants_and_type_aliases(site: Path) -> None:
+    """Their docstrings follow the assignment (griffe reads no ``#:`` comment), so their pages show them."""
+    pages = {ns: _html(site, f"reference/api/{ns.removeprefix('fairtalk.')}.md") for ns in NAMESPACES[1:]}
+    for name in (
+        "testing.Gate",
+        "testing.ModelLike",
+        "testing.GATES",
+        "records.Side",
+        "records.SCHEMA_VERSION",
+        "options.DEFAULT_N_PAIRS",
+        "stats.DEFAULT_MARGINS",
+        "models.ReplyFunction",
+        "gates.LOSS_MARGIN",
+    ):
+        namespace = "fairtalk." + name.split(".")[0]
+        assert f'id="fairtalk.{name}"' in pages[namespace], name
+
+
 def test_the_config_reference_lists_every_key_of_the_schema(site: Path) -> None:
     from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 

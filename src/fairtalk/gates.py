@@ -73,8 +73,8 @@ from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, design_effect
 
 __all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "evaluate"]
 
-#: The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points.
 LOSS_MARGIN = 0.02
+"""The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points."""
 
 _MSG_GATE = "unknown gate {gate!r}"
 _MSG_KIND = "the {gate} gate applies to {wanted}, not to {given}"

@@ -41,8 +41,8 @@ _MSG_MANIFEST_DEPRECATED = (
 )
 
 
-#: The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes.
 NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
+"""The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes."""
 
 
 @dataclass(frozen=True, slots=True)

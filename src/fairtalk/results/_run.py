@@ -82,8 +82,8 @@ def axis_folder(axis: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", axis).strip("._") or "axis"
 
 
-#: Names at the top of an audit's output folder that an axis folder may not take.
 RESERVED_NAMES = ("index.html", "run.json", "store.sqlite", "store.sqlite-wal", "store.sqlite-shm")
+"""Names at the top of an audit's output folder that an axis folder may not take."""
 _MSG_SAME_FOLDER = "axes {first!r} and {second!r} would share the report folder {folder!r}; rename one (its '# axis:' header)"
 _MSG_RESERVED_FOLDER = "axis {axis!r} would write its report into {folder!r}, a name the audit uses itself; rename the axis"
 
