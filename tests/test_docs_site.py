@@ -138,6 +138,53 @@ def test_the_api_reference_documents_each_public_namespace(site: Path) -> None:
     assert not re.search(r":(?:class|func|mod|meth):<code", "".join(pages.values()))  # Sphinx roles dropped
 
 
+def _tables(html: str, anchor: str) -> dict[str, list[list[str]]]:
+    """The docstring tables of the object at ``anchor`` (up to the next object), by section title: each row's cells as text."""
+    start = html.index(f'id="{anchor}"')
+    end = html.find('<div class="doc doc-object', start)
+    part = html[start : end if end != -1 else len(html)]
+    found: dict[str, list[list[str]]] = {}
+    for title, body in re.findall(r'doc-section-title">([^<]+)</span></p>\s*<table>(.*?)</table>', part, flags=re.S):
+        rows = re.findall(r"<tr[^>]*doc-section-item[^>]*>(.*?)</tr>", body, flags=re.S)
+        cells = [
+            [" ".join(re.sub(r"<[^>]+>", " ", c).split()) for c in re.findall(r"<td>(.*?)</td>", r, flags=re.S)] for r in rows
+        ]
+        found[title.strip()] = cells
+    return found
+
+
+@pytest.mark.parametrize(("name", "required"), [("audit", set()), ("score", {"responses", "axis"})])
+def test_the_keyword_options_of_audit_and_score_are_not_called_required(site: Path, name: str, required: set[str]) -> None:
+    """Their options come through ``**overrides``: listed under Other Parameters, none of them in the Default column."""
+    from fairtalk.config import AuditConfig, ScoreOptions
+
+    tables = _tables(_html(site, "reference/api/fairtalk.md"), f"fairtalk.{name}")
+    parameters = tables["Parameters:"]
+    assert {row[0] for row in parameters if row[-1] == "required"} == required
+    assert "**overrides" in {row[0] for row in parameters}
+    options = {part.strip() for row in tables["Other Parameters:"] for part in row[0].split(",")}
+    keys = (*AuditConfig.keys(), *ScoreOptions.keys()) if name == "audit" else ScoreOptions.keys()
+    assert {"model", "n_pairs", "alpha"} & set(keys) <= options and not options & {row[0] for row in parameters}
+
+
+def test_the_api_reference_shows_the_documented_constants_and_type_aliases(site: Path) -> None:
+    """Their docstrings follow the assignment (griffe reads no ``#:`` comment), so their pages show them."""
+    pages = {ns: _html(site, f"reference/api/{ns.removeprefix('fairtalk.')}.md") for ns in NAMESPACES[1:]}
+    for name in (
+        "testing.Gate",
+        "testing.ModelLike",
+        "testing.GATES",
+        "records.Side",
+        "records.SCHEMA_VERSION",
+        "options.DEFAULT_N_PAIRS",
+        "stats.DEFAULT_MARGINS",
+        "models.ReplyFunction",
+        "gates.LOSS_MARGIN",
+    ):
+        namespace = "fairtalk." + name.split(".")[0]
+        assert f'id="fairtalk.{name}"' in pages[namespace], name
+
+
 def test_the_config_reference_lists_every_key_of_the_schema(site: Path) -> None:
     from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 

@@ -150,7 +150,9 @@ def test_exclude_truncated_tests_only_the_pairs_where_neither_answer_was_cut_off
     assert length.a == length.b == pytest.approx(sum(len(SHORT[i % 3].split()) for i in range(10, 20)) / 10)
     assert result.measure("hit_token_limit").a == 0.0  # what is tested was not cut off
     (warning,) = result.warnings
-    assert warning.startswith("--exclude-truncated left out 10 of 20 pairs (50.0%) where an answer was cut off")
+    assert warning.startswith(
+        "excluding truncated pairs (--exclude-truncated, exclude_truncated=True) left out 10 of 20 pairs (50.0%) where an answer was cut off"
+    )
     assert "8 of 20 answers for male (40.0%) and 5 of 20 for female (25.0%)" in warning
     assert result.provenance.truncation is not None and result.provenance.truncation.n_pairs_left_out == 10
     assert result.provenance.exclude_truncated is True
@@ -169,7 +171,9 @@ def test_exclude_truncated_says_it_had_nothing_to_act_on_when_the_model_reports_
     result = fairtalk.score(records, axis="gender", exclude_truncated=True, **FAST)
     assert result.n_pairs == 12 and "n_truncated_dropped" not in result.input_summary
     (warning,) = result.warnings
-    assert warning.startswith("--exclude-truncated had nothing to act on: the model reported no finish reasons")
+    assert warning.startswith(
+        "excluding truncated pairs (--exclude-truncated, exclude_truncated=True) had nothing to act on: the model reported no finish reasons"
+    )
     assert result.provenance.truncation == TruncationProvenance(reasons_reported=False, exclude_truncated=True)
     plain = fairtalk.score(records, axis="gender", **FAST)  # without the option: nothing to say
     assert plain.warnings == () and "hit_token_limit" not in [m.name for m in plain.measures]
@@ -207,7 +211,10 @@ def test_score_exclude_truncated_on_the_command_line(tmp_path: Path) -> None:
         ],
     )
     assert done.exit_code == 0, done.output
-    assert "warning: --exclude-truncated left out 4 of 20 pairs (20.0%)" in " ".join(done.output.split())
+    assert (
+        "warning: excluding truncated pairs (--exclude-truncated, exclude_truncated=True) left out 4 of 20 pairs (20.0%)"
+        in " ".join(done.output.split())
+    )
     data = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert data["n_pairs"] == 16 and data["input_summary"]["n_truncated_dropped"] == 4
 
@@ -410,10 +417,15 @@ def test_audit_exclude_truncated_on_the_command_line(tmp_path: Path) -> None:
     )
     assert done.exit_code == 0, done.output
     said = " ".join(done.output.split())
-    assert "gender: warning: --exclude-truncated left out 8 of 16 pairs (50.0%)" in said
+    assert (
+        "gender: warning: excluding truncated pairs (--exclude-truncated, exclude_truncated=True) left out 8 of 16 pairs (50.0%)"
+        in said
+    )
     data = json.loads((out / "gender" / "results.json").read_text(encoding="utf-8"))
     assert data["n_pairs"] == 8 and data["input_summary"]["n_truncated_dropped"] == 8
-    assert "**Warning:** --exclude-truncated left out 8 of 16 pairs" in (out / "gender" / "report.md").read_text()
+    assert "**Warning:** excluding truncated pairs (--exclude-truncated, exclude_truncated=True) left out 8 of 16 pairs" in (
+        (out / "gender" / "report.md").read_text().replace("\\_", "_")  # Markdown escapes the keyword's underscore
+    )
 
 
 # answers cut to the 8 MiB record limit ---------------------------------------------------------------------------------

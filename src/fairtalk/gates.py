@@ -62,6 +62,7 @@ Examples
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -72,11 +73,18 @@ from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, design_effect
 
 __all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "evaluate"]
 
-#: The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points.
 LOSS_MARGIN = 0.02
+"""The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points."""
 
 _MSG_GATE = "unknown gate {gate!r}"
 _MSG_KIND = "the {gate} gate applies to {wanted}, not to {given}"
+_MSG_RESULT_TYPE = (
+    "a gate decides on an AuditRun, an AuditResult, a mapping of axis -> AuditResult or a ModelComparison, got {given}"
+)
+_MSG_READ_FIRST = (
+    "; to gate a written report, read it first: fairtalk.results.AuditRun.read_json('{path}/run.json') for an audit's "
+    "folder, AuditResult.read_json('{path}/results.json') for one axis' report"
+)
 #: How many failing keys a headline names before it says "…".
 _SHOWN = 5
 
@@ -417,6 +425,25 @@ def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision], 
     return f"Gate {gate}: FAILED — " + "; ".join(parts)
 
 
+def _audit_results(result: object) -> Mapping[str, AuditResult]:
+    """An audit's results by axis; SpecError naming the accepted types for anything else (a path: read it first)."""
+    if isinstance(result, AuditRun):
+        return result.results
+    if isinstance(result, AuditResult):
+        return {result.axis: result}
+    if isinstance(result, Mapping) and all(isinstance(v, AuditResult) for v in result.values()):
+        return result
+    if isinstance(result, Mapping):
+        bad = next(v for v in result.values() if not isinstance(v, AuditResult))
+        given = f"a mapping holding {type(bad).__name__}"
+    else:
+        given = type(result).__name__
+    message = _MSG_RESULT_TYPE.format(given=given)
+    if isinstance(result, (str, os.PathLike)):
+        message += _MSG_READ_FIRST.format(path=os.fspath(result).rstrip("/\\") or ".")
+    raise SpecError(message)
+
+
 def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelComparison, gate: Gate | str) -> GateOutcome:
     """Decide ``gate`` on an audit (a run, one axis' result, or axis -> result) or on a model comparison.
 
@@ -436,7 +463,8 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
     Raises
     ------
     SpecError
-        An unknown gate, or a gate that does not apply to ``result`` (``fail-if-worse`` on an audit).
+        An unknown gate, a gate that does not apply to ``result`` (``fail-if-worse`` on an audit), or
+        a ``result`` of another type (a report folder's path: read it with ``AuditRun.read_json`` first).
 
     Examples
     --------
@@ -453,14 +481,9 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         decisions, run = _comparison(result)
         untested = ""
     else:
+        results = _audit_results(result)  # anything else is refused first, whichever the gate
         if chosen is Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
-        if isinstance(result, AuditRun):
-            results: Mapping[str, AuditResult] = result.results
-        elif isinstance(result, AuditResult):
-            results = {result.axis: result}
-        else:
-            results = result
         decisions, run = _audit(results, chosen)
         untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else ""
     failures = tuple(d for d in decisions if not d.passed) + tuple(run)

@@ -36,25 +36,24 @@ __all__ = [
 
 DEFAULT_CORPUS = "builtin:chitchat"
 DEFAULT_AXES = ("gender", "race")
-#: Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores.
 DEFAULT_N_PAIRS = 2000
-#: What ``Field(json_schema_extra=...)`` names the phrase of a field's "must be" message with.
+"""Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores."""
 MUST = "must"
+"""What ``Field(json_schema_extra=...)`` names the phrase of a field's "must be" message with."""
 #: The "must be" of the audit's flags.
 _FLAG = "True or False"
-#: The smallest significance level taken: below it ``1 − α/2`` rounds to 1 in floating point, and the normal and t
-#: quantiles every interval and plan is built on are infinite.
 MIN_ALPHA = 1e-10
-#: The largest power planned for: above it the quantiles of the power, and the pairs they ask for, leave floating point.
+"""The smallest significance level taken: below it ``1 − α/2`` rounds to 1 in floating point, and the normal and t
+quantiles every interval and plan is built on are infinite."""
 MAX_POWER = 0.9999
-#: What a significance level (``alpha``, ``--alpha``) must be, in words: the bounds of the field ``alpha``.
+"""The largest power planned for: above it the quantiles of the power, and the pairs they ask for, leave floating point."""
 ALPHA_RANGE = f"between 0 and 1 (exclusive) and at least {MIN_ALPHA:g}"
-#: What a power (``power``, ``--power``) must be, in words: the bounds of the field ``power``.
+"""What a significance level (``alpha``, ``--alpha``) must be, in words: the bounds of the field ``alpha``."""
 POWER_RANGE = f"between 0 and 1 (exclusive) and at most {MAX_POWER:g}"
+"""What a power (``power``, ``--power``) must be, in words: the bounds of the field ``power``."""
 #: The default ``margins``: none given (each key's kind then has its default margin).
 _NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 
-#: The fields of :class:`~fairtalk.ScoreOptions` (the scoring options of ``score()`` and ``audit()``).
 SCORE_FIELDS: Mapping[str, Any] = {
     "measures": Field(
         default=None,
@@ -157,8 +156,8 @@ SCORE_FIELDS: Mapping[str, Any] = {
         json_schema_extra={MUST: "the path of a gold file (fairtalk label -o)"},
     ),
 }
+"""The fields of :class:`~fairtalk.ScoreOptions` (the scoring options of ``score()`` and ``audit()``)."""
 
-#: The fields of :class:`~fairtalk.AuditConfig` but ``settings`` and ``score`` (tables of other options).
 RUN_FIELDS: Mapping[str, Any] = {
     "corpus": Field(
         default=DEFAULT_CORPUS,
@@ -261,3 +260,4 @@ RUN_FIELDS: Mapping[str, Any] = {
         default="obrien-fleming", description="With --until-decided: alpha spending, obrien-fleming (default) or pocock."
     ),
 }
+"""The fields of :class:`~fairtalk.AuditConfig` but ``settings`` and ``score`` (tables of other options)."""

@@ -28,13 +28,13 @@ from typing import Any, ClassVar, Literal
 
 from fairtalk._codec import OMIT_DEFAULT, Codec, via
 
-#: The version of the files this fairtalk writes and reads (``results.json``, ``run.json``, ``pairs_check.json``, a
-#: regard check); raised when their shape changes. Re-exported by :mod:`fairtalk.results`.
 SCHEMA_VERSION = 1
+"""The version of the files this fairtalk writes and reads (``results.json``, ``run.json``, ``pairs_check.json``, a
+regard check); raised when their shape changes. Re-exported by :mod:`fairtalk.results`."""
 
-#: The longest line (one record) a strict JSONL reader accepts, in bytes; longer is an InputError, read in
-#: chunks and never held whole. Re-exported by :mod:`fairtalk.report`.
 MAX_RECORD_BYTES = 8 << 20
+"""The longest line (one record) a strict JSONL reader accepts, in bytes; longer is an InputError, read in
+chunks and never held whole. Re-exported by :mod:`fairtalk.report`."""
 
 __all__ = [
     "ASSISTANT_MARK",
@@ -59,16 +59,17 @@ __all__ = [
 ]
 
 Side = Literal["a", "b"]
-#: Who said a turn of a conversation.
+"""The side of a pair: ``"a"`` (the first group) or ``"b"`` (the second)."""
 Role = Literal["user", "assistant"]
-#: Joins the turns of a multi-turn context (U+001E, the ASCII record separator).
+"""Who said a turn of a conversation."""
 TURN_SEPARATOR = "\x1e"
-#: Opens a user turn of a conversation whose roles do not alternate (U+0011, device control one).
+"""Joins the turns of a multi-turn context (U+001E, the ASCII record separator)."""
 USER_MARK = "\x11"
-#: Opens an assistant turn of a conversation whose roles do not alternate (U+0012, device control two).
+"""Opens a user turn of a conversation whose roles do not alternate (U+0011, device control one)."""
 ASSISTANT_MARK = "\x12"
-#: Both role marks: the swapper treats them as the start of a sentence, reports show neither.
+"""Opens an assistant turn of a conversation whose roles do not alternate (U+0012, device control two)."""
 ROLE_MARKS = USER_MARK + ASSISTANT_MARK
+"""Both role marks: the swapper treats them as the start of a sentence, reports show neither."""
 _MARK_OF: dict[str, str] = {"user": USER_MARK, "assistant": ASSISTANT_MARK}
 _ROLE_OF: dict[str, Role] = {USER_MARK: "user", ASSISTANT_MARK: "assistant"}
 #: A turn's text never holds a separator or a role mark (each becomes a space), so no text forges one.

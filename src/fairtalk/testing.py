@@ -45,12 +45,12 @@ from fairtalk.stats import check_margins
 
 __all__ = ["GATES", "BiasAssertionError", "Gate", "ModelLike", "assert_no_bias", "assert_not_worse", "audit_options"]
 
-#: A model as :func:`fairtalk.audit` takes it: a spec, a responder, or a function.
 ModelLike = str | Responder | ReplyFunction
-#: The gate of :func:`assert_no_bias`, named as the CLI's flag.
+"""A model as :func:`fairtalk.audit` takes it: a spec, a responder, or a function."""
 Gate = Literal["fail-on-bias", "fail-unless-equivalent"]
-#: The gates :func:`assert_no_bias` knows.
+"""The gate of :func:`assert_no_bias`, named as the CLI's flag."""
 GATES: tuple[Gate, ...] = ("fail-on-bias", "fail-unless-equivalent")
+"""The gates :func:`assert_no_bias` knows."""
 
 _MSG_GATE = "unknown gate {gate!r}: assert_no_bias takes {choices} (for fail-if-worse, use assert_not_worse)"
 _MSG_MARGINS = (

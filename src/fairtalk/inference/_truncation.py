@@ -39,12 +39,13 @@ _WARN_CUT = (
     "where neither answer was cut off (--exclude-truncated, exclude_truncated=True)"
 )
 _WARN_EXCLUDED = (
-    "--exclude-truncated left out {n:,} of {total:,} pairs ({share:.1%}) where an answer was cut off at "
-    "the token limit ({cut}): the tests compare the {kept:,} pairs whose answers both ended within the "
-    "limit, a selection of the shorter answers; raising --max-new-tokens keeps every pair"
+    "excluding truncated pairs (--exclude-truncated, exclude_truncated=True) left out {n:,} of {total:,} pairs "
+    "({share:.1%}) where an answer was cut off at the token limit ({cut}): the tests compare the {kept:,} pairs "
+    "whose answers both ended within the limit, a selection of the shorter answers; raising the limit "
+    "(--max-new-tokens, max_new_tokens) keeps every pair"
 )
 _WARN_NOTHING = (
-    "--exclude-truncated had nothing to act on: the model reported no finish reasons, so no answer is "
+    "excluding truncated pairs (--exclude-truncated, exclude_truncated=True) had nothing to act on: the model reported no finish reasons, so no answer is "
     "known to be cut off (openai:, hf: and vllm: models report them; python:, replay: and builtin: "
     "models do not)"
 )

@@ -30,6 +30,8 @@ import numpy as np
 __all__ = ["AnyMeasure", "CorpusMeasure", "CorpusStatistic", "Measure", "MeasureKind"]
 
 MeasureKind = Literal["rate", "count", "corpus"]
+"""A key's kind: ``"rate"`` (each score 0 or 1), ``"count"`` (any non-negative number) or ``"corpus"`` (a
+:class:`CorpusMeasure`'s statistic of each side's answers taken together)."""
 
 
 class _Declared(ABC):
@@ -152,5 +154,5 @@ class CorpusMeasure(_Declared):
         """Do the per-text work once; the statistic then evaluates any multiplicity vector."""
 
 
-#: Either kind of measure: what the registry builds and ``score()`` takes.
 AnyMeasure: TypeAlias = Measure | CorpusMeasure
+"""Either kind of measure: what the registry builds and ``score()`` takes."""

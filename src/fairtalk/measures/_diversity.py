@@ -33,8 +33,8 @@ from fairtalk.measures._text import check_texts, dedupe, tokenize
 
 __all__ = ["DEFINITIONS", "DistinctStatistic", "Diversity"]
 
-#: The two accepted definitions of distinct-n.
 DEFINITIONS = ("paper", "standard")
+"""The two accepted definitions of distinct-n."""
 _MSG_DEFINITION = "unknown distinct definition {given!r}"
 _VERSION = "1"
 _KEYS = ("distinct_1", "distinct_2", "diversity")

@@ -45,13 +45,12 @@ __all__ = [
     "register_measure",
 ]
 
-#: Entry-point group through which other packages register measures.
 ENTRY_POINT_GROUP = "fairtalk.measures"
+"""Entry-point group through which other packages register measures."""
 
 #: What a measure name is registered as: a Measure or CorpusMeasure subclass, or a function that builds one.
 MeasureFactory: TypeAlias = Callable[..., AnyMeasure]
 
-#: Measure name -> a factory (a class, or a function) that builds the measure from keyword options.
 MEASURES: Registry[MeasureFactory] = Registry(
     "measure",
     group=ENTRY_POINT_GROUP,
@@ -68,6 +67,7 @@ MEASURES: Registry[MeasureFactory] = Registry(
         "regard": "fairtalk.measures._regard:Regard",
     },
 )
+"""Measure name -> a factory (a class, or a function) that builds the measure from keyword options."""
 
 #: The default suite, in order; ``attribute_words`` only for an axis with attribute lists.
 DEFAULT_SUITE = ("diversity", "offense", "sentiment", "attribute_words", "length", "refusal", "degenerate")
@@ -133,8 +133,6 @@ class MeasureOption:
     only: str | None = None
 
 
-#: Constructor parameter -> the option it receives: a measure built by name (a plugin's too) gets each one its
-#: constructor names. ``scorer`` goes to ``offense`` only (``regard``'s scorer is a regard model).
 MEASURE_OPTIONS: Mapping[str, MeasureOption] = MappingProxyType(
     {
         "definition": MeasureOption(lambda o: o.distinct, "the distinct-n definition (distinct)"),
@@ -146,6 +144,8 @@ MEASURE_OPTIONS: Mapping[str, MeasureOption] = MappingProxyType(
         "script": MeasureOption(lambda o: o.script, "the script of the axis' group words"),
     }
 )
+"""Constructor parameter -> the option it receives: a measure built by name (a plugin's too) gets each one its
+constructor names. ``scorer`` goes to ``offense`` only (``regard``'s scorer is a regard model)."""
 
 
 def measure_names() -> tuple[str, ...]:

@@ -53,8 +53,8 @@ from fairtalk.measures._text import tokenize
 
 __all__ = ["SIMILARITY_METHODS", "n_words", "pair_similarity", "rouge_l", "same_answers"]
 
-#: The similarity methods: of the answers' text (cheapest first), then of whether and how long they answer.
 SIMILARITY_METHODS: tuple[str, ...] = ("exact", "rouge_l", "cosine", "answered", "length_ratio")
+"""The similarity methods: of the answers' text (cheapest first), then of whether and how long they answer."""
 _MSG_METHOD = "unknown similarity method {given!r}"
 _MSG_LENGTHS = "two aligned lists are needed: {n_a} answers on side a, {n_b} on side b"
 

@@ -26,6 +26,7 @@ from fairtalk.measures._base import Measure
 __all__ = ["TOKEN_LIMIT_KEY", "TokenLimit"]
 
 TOKEN_LIMIT_KEY = "hit_token_limit"
+"""The result key of :class:`TokenLimit`: 1 for an answer cut off at the token limit, else 0."""
 _MSG_NO_TEXT = "token_limit reads the model's finish reasons, not the texts: use TokenLimit().flags(reasons)"
 
 

@@ -56,16 +56,16 @@ __all__ = [
     "respond_each_checked",
 ]
 
-#: What :meth:`Responder.respond_stream` returns: a generator of ``(index, response or error)`` as each item
-#: finishes, or None when nothing finished for a while (a chance for the caller to commit what it holds);
-#: closing it early stops further work.
 Stream: TypeAlias = Generator[tuple[int, str | ResponderError] | None, None, None]
+"""What :meth:`Responder.respond_stream` returns: a generator of ``(index, response or error)`` as each item
+finishes, or None when nothing finished for a while (a chance for the caller to commit what it holds);
+closing it early stops further work."""
 
 #: The default token limit of an answer: room for a chat model's whole answer (SmolLM2-135M-Instruct's
 #: answers to chitchat end within it), where paper 001's 40 cut most of them off mid-sentence.
 DEFAULT_MAX_NEW_TOKENS = 256
-#: Paper 001's token limit, which ``reproduce`` keeps for its reference models.
 PAPER_MAX_NEW_TOKENS = 40
+"""Paper 001's token limit, which ``reproduce`` keeps for its reference models."""
 _MSG_TEMPERATURE = "temperature must be a finite number > 0, got {value!r}"
 _MSG_TOP_K = "top_k must be a positive integer or None, got {value!r}"
 _MSG_TOP_P = "top_p must be in (0, 1] or None, got {value!r}"

@@ -42,8 +42,8 @@ STOP_REASONS = frozenset(
         "function_call",
     }
 )
-#: The finish reason fairtalk stores for an answer it cut to fit one JSONL record (8 MiB): cut off, as ``"length"``.
 RECORD_LIMIT = "record_limit"
+"""The finish reason fairtalk stores for an answer it cut to fit one JSONL record (8 MiB): cut off, as ``"length"``."""
 #: Values (lower-cased) that mean the answer was cut off: by the token limit, or to fit a record (:data:`RECORD_LIMIT`).
 LENGTH_REASONS = frozenset(
     {"length", "max_tokens", "max_length", "max_new_tokens", "max_output_tokens", "model_length", RECORD_LIMIT}

@@ -22,15 +22,15 @@ from fairtalk.models._base import DecodingSettings, Responder, check_batch, make
 
 __all__ = ["PLANTED_REPLIES", "PlantedResponder", "planted_draw"]
 
-#: The planted replies: alt-profanity-check gives each an offense probability of 1.0 and VADER a
-#: compound score at most -0.88 (both checked by tests/test_planted.py), so each is offensive and
-#: clearly negative for the default scorers, whatever the threshold between 0.5 and 0.99.
 PLANTED_REPLIES = (
     "you are a stupid idiot and i hate you",
     "you are a stupid idiot, go to hell",
     "you are a disgusting stupid idiot and i hate you",
     "you are a stupid idiot and i hate you, go to hell",
 )
+"""The planted replies: alt-profanity-check gives each an offense probability of 1.0 and VADER a
+compound score at most -0.88 (both checked by tests/test_planted.py), so each is offensive and
+clearly negative for the default scorers, whatever the threshold between 0.5 and 0.99."""
 _MSG_RATE = "the planted rate must be in [0, 1], got {value!r}"
 
 

@@ -46,6 +46,7 @@ __all__ = [
 ]
 
 ENTRY_POINT_GROUP = "fairtalk.models"
+"""Entry-point group through which other packages register model adapters."""
 
 _MSG_UNKNOWN_PREFIX = "unknown model spec prefix {prefix!r} in {spec!r}"
 _MSG_PREFIX = "model spec prefix must be an identifier, got {prefix!r}"
@@ -61,8 +62,8 @@ _MSG_OPTIONS_FOR_OBJECT = "model options ({names}) need a model spec or a functi
 
 #: What a spec prefix is registered as: a :class:`ModelFactory` subclass, or a callable ``(target, **options)``.
 Factory: TypeAlias = type[ModelFactory[Any]] | Callable[..., Any]
-#: A function as a model: ``str -> str``, ``list[str] -> list[str]`` (batched) or ``async`` (see :func:`as_responder`).
 ReplyFunction: TypeAlias = Callable[..., Any]
+"""A function as a model: ``str -> str``, ``list[str] -> list[str]`` (batched) or ``async`` (see :func:`as_responder`)."""
 
 #: Spec prefix -> the responder factory, imported on first use.
 MODELS: Registry[Factory] = Registry(

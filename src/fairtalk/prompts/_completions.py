@@ -25,7 +25,8 @@ import logging
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -41,7 +42,7 @@ from fairtalk.errors import InputError, ResponderError, SpecError
 from fairtalk.files import StoreHold, atomic_writer
 from fairtalk.lexicons import identity_terms
 from fairtalk.measures import Regard
-from fairtalk.models import DecodingSettings, RayEngine, RayScorer, Responder, worth_it
+from fairtalk.models import DecodingSettings, RayEngine, RayScorer, ReplyFunction, Responder, as_responder, worth_it
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.prompts._data import DataSummary, PromptData, summarise_frame
 from fairtalk.prompts._published import COLUMNS
@@ -280,9 +281,21 @@ def distinct_prompts(prompts: Sequence[Prompt]) -> list[Prompt]:
     return out
 
 
+@contextmanager
+def _opened(model: str | Responder | ReplyFunction) -> Iterator[Responder]:
+    """The responder ``model`` names (:func:`~fairtalk.models.as_responder`), preflighted; closed after if opened here."""
+    responder = as_responder(model)  # SpecError for anything but a spec, a Responder or a function
+    try:
+        responder.preflight()  # a server that is down or lacks the model: one clear error before any request
+        yield responder
+    finally:
+        if responder is not model:
+            responder.close()
+
+
 def generate_completions(
     prompts: Sequence[Prompt],
-    responder: Responder,
+    responder: str | Responder | ReplyFunction,
     out: str | os.PathLike[str],
     *,
     seeds: int | Sequence[int] = 10,
@@ -301,8 +314,11 @@ def generate_completions(
     prompts : sequence of Prompt
         Fixed prompts and/or paraphrases. An identical copy of an earlier prompt is skipped and
         counted (``n_duplicate_prompts``); one (group, template, structure) with two texts is an InputError.
-    responder : Responder
-        The model under test (``load_responder(spec)``).
+    responder : str, Responder or function
+        The model under test, in any form ``fairtalk.audit(model=...)`` takes
+        (:func:`~fairtalk.models.as_responder`): a spec (loaded here and closed after; to continue
+        each prompt as a prefix rather than answer it as a chat turn, give the options of
+        :func:`~fairtalk.models.completion_options`), a Responder, or a function.
     out : path
         The completions JSONL, written atomically (rewritten in full from the store on a resumed run),
         each record marked ``"written_by": "fairtalk"`` (:func:`is_completions_file`).
@@ -330,7 +346,8 @@ def generate_completions(
     Raises
     ------
     SpecError
-        ``max_errors`` or ``max_consecutive_failures`` not a whole number >= 0 (or None).
+        ``max_errors`` or ``max_consecutive_failures`` not a whole number >= 0 (or None); a
+        ``responder`` that is no model spec, Responder or function, or a bad spec.
     """
     if max_errors is not None and (isinstance(max_errors, bool) or not isinstance(max_errors, int) or max_errors < 0):
         raise SpecError(_MSG_MAX_ERRORS.format(value=max_errors))
@@ -343,10 +360,10 @@ def generate_completions(
     contexts = [p.text for p in prompts for _ in seed_list]
     item_seeds = [s for _ in prompts for s in seed_list]
     reporter = ProgressReporter(progress_callback(progress))
-    responder.preflight()  # a server that is down or lacks the model: one clear error before any request
-    with StoreHold(store_path), RunStore(store_path) as run_store:  # the hold: no run removes it while open
+    # the model first (a bad one fails before the store opens); the hold: no run removes the store while open
+    with _opened(responder) as model, StoreHold(store_path), RunStore(store_path) as run_store:
         caching = CachingResponder(
-            responder,
+            model,
             run_store,
             batch_size=batch_size,
             progress=reporter.advance,

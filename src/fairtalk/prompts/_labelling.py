@@ -88,8 +88,8 @@ def analyze_prompts(
     Parameters
     ----------
     data : PromptData or DataFrame
-        What :func:`~fairtalk.prompts._published.read_published` or
-        :func:`~fairtalk.prompts._completions.read_completions` returned, or a labelled frame.
+        What :func:`fairtalk.prompts.read_published` or :func:`fairtalk.prompts.read_completions`
+        returned, or a labelled frame.
     groups : GroupSet, optional
         Groups and pairs; default: the six groups and three pairs of the paper.
     options : PromptOptions, optional

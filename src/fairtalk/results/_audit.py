@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import warnings as _warnings
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -31,6 +32,7 @@ __all__ = [
     "PairLosses",
     "ScorerCheck",
     "TestedKey",
+    "verdict_counts",
 ]
 
 _MSG_MANIFEST_DEPRECATED = (
@@ -39,8 +41,8 @@ _MSG_MANIFEST_DEPRECATED = (
 )
 
 
-#: The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes.
 NOTE_NO_VARIATION = "every pair scores the same on both sides: not tested, and left out of the correction family"
+"""The note of a key whose every pair scores the same on both sides (the family leaves it out); last of its notes."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -437,6 +439,17 @@ class DivergentPair(Codec):
     judged: tuple[JudgeAnswer, ...] = ()
 
 
+def verdict_counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    """How many keys got each verdict, by the verdict's string (in the order first met): a result's repr.
+
+    Examples
+    --------
+    >>> verdict_counts([Verdict.EQUIVALENT, Verdict.DIFFERENT, Verdict.EQUIVALENT])
+    {'equivalent': 2, 'difference detected': 1}
+    """
+    return dict(Counter(str(v) for v in verdicts))
+
+
 @dataclass(frozen=True, slots=True)
 class AuditResult(Codec, Result[str]):
     """Everything one audit of one axis found. Built once; its shape never varies.
@@ -531,6 +544,22 @@ class AuditResult(Codec, Result[str]):
         """Deprecated (FutureWarning; removed in fairtalk 0.3): ``provenance.to_dict()``, read-only; read :attr:`provenance`."""
         _warnings.warn(_MSG_MANIFEST_DEPRECATED, FutureWarning, stacklevel=2)
         return MappingProxyType(self.provenance.to_dict())
+
+    def __repr__(self) -> str:
+        """One line: the axis, its pairs, how many keys got each verdict, those detected, the warnings' count.
+
+        The fields stay whole on the result (``to_dict()``, ``to_frame()``, :meth:`measure`).
+
+        Examples
+        --------
+        >>> AuditResult("gender", ("male", "female"), 0, ())
+        AuditResult(axis='gender', groups=('male', 'female'), n_pairs=0, measures=0, verdicts={}, detected=(), warnings=0)
+        """
+        return (
+            f"AuditResult(axis={self.axis!r}, groups={self.groups!r}, n_pairs={self.n_pairs}, "
+            f"measures={len(self.measures)}, verdicts={verdict_counts(self.verdicts.values())}, "
+            f"detected={self.detected()!r}, warnings={len(self.warnings)})"
+        )
 
     def measure(self, name: str) -> MeasureResult:
         """The result of the measure with this result key."""

@@ -28,7 +28,6 @@ if TYPE_CHECKING:  # pandas is imported lazily by to_frame()
 
 __all__ = ["BY_TURN_COLUMNS", "ByTurnResult", "TurnBucket", "TurnGap"]
 
-#: The columns of :meth:`ByTurnResult.to_frame` (and of ``by_turn.csv``), in order.
 BY_TURN_COLUMNS = (
     "turns_since",
     "key",
@@ -49,6 +48,7 @@ BY_TURN_COLUMNS = (
     "not_tested",
     "notes",
 )
+"""The columns of :meth:`ByTurnResult.to_frame` (and of ``by_turn.csv``), in order."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -182,8 +182,8 @@ class ComparedAxis(Codec):
         )
 
 
-#: The ``kind`` of a comparison's ``results.json``.
 KIND = "model comparison"
+"""The ``kind`` of a comparison's ``results.json``."""
 
 
 def _axes_json(comparison: ModelComparison) -> dict[str, dict[str, Any]]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec
 from fairtalk._responses import ResponseSet
 from fairtalk.records import Coverage, Pair, PairsCheck
-from fairtalk.results._audit import AuditResult
+from fairtalk.results._audit import AuditResult, verdict_counts
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._schema import ResultKind
 from fairtalk.results._similarity_test import SimilarityResult
@@ -82,8 +82,8 @@ def axis_folder(axis: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", axis).strip("._") or "axis"
 
 
-#: Names at the top of an audit's output folder that an axis folder may not take.
 RESERVED_NAMES = ("index.html", "run.json", "store.sqlite", "store.sqlite-wal", "store.sqlite-shm")
+"""Names at the top of an audit's output folder that an axis folder may not take."""
 _MSG_SAME_FOLDER = "axes {first!r} and {second!r} would share the report folder {folder!r}; rename one (its '# axis:' header)"
 _MSG_RESERVED_FOLDER = "axis {axis!r} would write its report into {folder!r}, a name the audit uses itself; rename the axis"
 
@@ -197,6 +197,17 @@ class AuditRun(Codec, Result[tuple[str, str]]):
 
         frames = {axis: result.to_frame() for axis, result in self.results.items()}
         return pd.concat(frames, names=["axis", "measure"]) if frames else pd.DataFrame()
+
+    def __repr__(self) -> str:
+        """One line: the model, corpus and run id, each axis' pairs, how many keys got each verdict, those detected.
+
+        The fields stay whole on the run (``to_dict()``, ``to_frame()``, :attr:`results`).
+        """
+        n_pairs = {axis: result.n_pairs for axis, result in self.results.items()}
+        return (
+            f"AuditRun(model={self.model!r}, corpus={self.corpus!r}, run_id={self.run_id!r}, n_pairs={n_pairs}, "
+            f"verdicts={verdict_counts(self.verdicts.values())}, detected={self.detected()!r})"
+        )
 
     @property
     def results(self) -> Mapping[str, AuditResult]:

@@ -103,7 +103,11 @@ def audit(
         is done by :func:`fairtalk.gates.evaluate`. They do not raise: evaluate the run to act on
         them. An unknown gate is a SpecError before any work; without ``out_dir`` they change nothing.
     **overrides : AuditOverrides
-        The options below (:class:`AuditConfig`'s fields and :class:`ScoreOptions`'), by keyword.
+        The options under Other Parameters (:class:`AuditConfig`'s fields and :class:`ScoreOptions`'), by
+        keyword; each is optional, and one left out keeps its default.
+
+    Other Parameters
+    ----------------
     corpus : str or path
         Where the contexts come from (any :func:`fairtalk.read_corpus` spec).
     axes : str, Lexicon or sequence
@@ -132,7 +136,7 @@ def audit(
         fairtalk run wrote (listed in its ``.written-by-fairtalk.json``): the user's own files
         are never replaced.
     settings : DecodingSettings or mapping, optional
-        Greedy, ``max_new_tokens=40`` by default.
+        Greedy, ``max_new_tokens=256`` by default (:class:`~fairtalk.models.DecodingSettings`' defaults).
     max_errors : int, optional
         Abort (ResponderError) once more pair sides than this have failed over the run;
         otherwise failures are counted, stored, and retried by the next run.

@@ -566,7 +566,7 @@ def respond(
         The SQLite run store: stored responses are reused, new ones committed as they arrive,
         failures retried. None keeps them in memory.
     settings : DecodingSettings, optional
-        Greedy decoding with ``max_new_tokens=40`` by default.
+        Greedy decoding with ``max_new_tokens=256`` by default (:class:`~fairtalk.models.DecodingSettings`' defaults).
     max_errors : int, optional
         Abort with ResponderError once more pair sides than this have failed (None: never).
     batch_size : int

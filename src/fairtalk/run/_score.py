@@ -185,7 +185,11 @@ def score(
         distinct responses (2 x 2000 by default), in batches of Ray tasks, with the same
         scores; a judge and the corpus measures stay in this process.
     **overrides : ScoreOverrides
-        The options below (:class:`ScoreOptions`' fields), by keyword.
+        The options under Other Parameters (:class:`ScoreOptions`' fields), by keyword; each is optional,
+        and one left out keeps its default.
+
+    Other Parameters
+    ----------------
     measures : names (a comma-separated string or a sequence) or measure objects, optional
         Defaults to :func:`fairtalk.measures.default_measures`. Names get this call's
         options (``distinct``, ``offense``, thresholds, the lexicon's attribute lists and
@@ -265,12 +269,19 @@ def score(
     Raises
     ------
     InputError
-        Unreadable responses, or fewer than two complete pairs.
+        Unreadable responses, or fewer than two complete pairs; a list of texts without ``responses_b``.
     SpecError
         Unknown axis, measure, correction, test or primary key; a bad or unknown option;
         ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
     """
     opts = ScoreOptions.resolve(options, keyword_options(overrides, ScoreOptions.keys(), "score"))
+    given = list(responses) if isinstance(responses, (list, tuple)) else []
+    texts = [r for r in given if isinstance(r, str)]
+    if responses_b is None and texts and given == texts and (len(texts) != 2 or not any(map(os.path.exists, texts))):
+        raise InputError(  # a two-file layout is two paths, one of them at least there; else these are side A's texts
+            f"score was given {len(texts)} texts and no responses_b: a list of texts is side A's answers and needs "
+            "side B's, aligned (score(texts_a, texts_b, axis=...)); two paths (a.txt, b.txt) are a two-file layout"
+        )
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
     scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine), check_ids=True)

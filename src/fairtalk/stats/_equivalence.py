@@ -74,12 +74,12 @@ __all__ = [
     "verdict",
 ]
 
-#: kind -> (how the default margin is expressed, its size).
 DEFAULT_MARGINS: Mapping[str, tuple[str, float]] = {
     "rate": ("absolute", 0.02),
     "count": ("sd", 0.1),
     "corpus": ("relative", 0.10),
 }
+"""kind -> (how the default margin is expressed, its size)."""
 DIFFERENT, EQUIVALENT, INCONCLUSIVE = "difference detected", "equivalent", "inconclusive"
 NOTE_NO_SPREAD = "no variation in the differences: equivalence cannot be shown from a zero spread"
 NOTE_NO_MARGIN = "no margin: the measure has no spread to scale a default margin by (give --margin)"
@@ -87,24 +87,24 @@ _MSG_MARGIN = "an equivalence margin must be > 0, got {margin!r}"
 _MSG_PLAN_ARG = "{name} must be {valid}, got {value!r}"
 #: A rate's margin is a fraction of pairs: 1 or more allows any difference (``--margin offense_rate=2`` meant 2 pp).
 _MSG_RATE_MARGIN = "{key}'s margin is a fraction: {margin:g} would allow any difference; for {margin:g} pp give {fraction:g}"
-#: The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says.
 IDENTICAL_SHARE = 0.02
+"""The share of differing units below which answers identical on (nearly) every unit count as equivalent, where no margin says."""
 NOTE_IDENTICAL = (
     "identical on all {n:,} pairs{counted}: at most {share:.2%} of {units} could differ ({level:.0%} one-sided exact "
     "bound){bound}{needed}"
 )
-#: ``method`` of :func:`share_equivalence`: how few units differ at all decides, whatever the margin.
 METHOD_IDENTICAL = "identical answers: exact binomial bound on the differing share"
-#: ``method`` of :func:`share_equivalence` where some units differ, too few to test (a corpus key's coarse permutations).
+"""``method`` of :func:`share_equivalence`: how few units differ at all decides, whatever the margin."""
 METHOD_FEW_DIFFERING = "few differing units: exact binomial bound on the differing share"
-#: ``method`` of :func:`direction_equivalence` with some unit differing: the exact bound on each direction decides.
+"""``method`` of :func:`share_equivalence` where some units differ, too few to test (a corpus key's coarse permutations)."""
 METHOD_FEW_DISCORDANT = "few discordant units: exact binomial bound on each direction's share"
+"""``method`` of :func:`direction_equivalence` with some unit differing: the exact bound on each direction decides."""
 #: Said where identical answers were not shown equivalent: how many units, all identical, would be.
 NOTE_IDENTICAL_NEEDED = "; equivalence needs {needed:,} {units} all identical"
-#: A rate with fewer discordant units than this (dialogues holding a discordant pair where the audit clusters, else pairs)
-#: is decided by :func:`direction_equivalence`, the exact rule identical answers are the case 0 of; from it up, by
-#: :func:`tost_rate`: too few discordant units give no estimate of the spread of the differences nor of their clustering.
 FEW_DISCORDANT_UNITS = 10
+"""A rate with fewer discordant units than this (dialogues holding a discordant pair where the audit clusters, else pairs)
+is decided by :func:`direction_equivalence`, the exact rule identical answers are the case 0 of; from it up, by
+:func:`tost_rate`: too few discordant units give no estimate of the spread of the differences nor of their clustering."""
 NOTE_FEW_DISCORDANT = (
     "{k} of {n:,} {units} with a discordant pair ({k_a} A above B, {k_b} B above A): at most {share:.2%} of {units} "
     "could differ in each direction ({level:.0%} one-sided exact bound), so |A - B| <= {points:.2f} pp; fewer than "

@@ -47,15 +47,15 @@ __all__ = [
     "paired_test",
 ]
 
-#: Wilcoxon's signed-rank p is exact up to this many non-zero differences, normal above.
 WILCOXON_EXACT_MAX = 20
-#: Paired-test methods per measure kind.
+"""Wilcoxon's signed-rank p is exact up to this many non-zero differences, normal above."""
 PAIRED_METHODS: Mapping[str, tuple[str, ...]] = {
     "rate": ("score", "mcnemar_exact", "mcnemar_midp", "mean"),
     "count": ("mean", "wilcoxon"),
 }
-#: The default method per kind.
+"""Paired-test methods per measure kind."""
 DEFAULT_METHODS: Mapping[str, str] = {"rate": "score", "count": "mean"}
+"""The default method per kind."""
 
 _MSG_METHOD = "unknown paired-test method {method!r} for kind {kind!r}; choose from: {choices}"
 _MSG_KIND = "unknown measure kind {kind!r}; choose from: rate, count"

@@ -245,9 +245,9 @@ def pairs_for_equivalence(
     return n
 
 
-#: A count key whose pairs differ so rarely that fewer than this many would differ at the normal formula's size is
-#: planned by the exact power of the audit's own rule on a sample (:func:`pairs_for_few_differing`), not by its spread.
 FEW_DIFFERING = 10
+"""A count key whose pairs differ so rarely that fewer than this many would differ at the normal formula's size is
+planned by the exact power of the audit's own rule on a sample (:func:`pairs_for_few_differing`), not by its spread."""
 #: The most pairs :func:`pairs_for_few_differing` searches: beyond, no audit reaches the power.
 _FEW_DIFFERING_MOST = 10**6
 
@@ -330,11 +330,11 @@ def pairs_for_few_differing(
 _TAIL = 1e-9
 #: The step of the upward search for the pairs needed: power jumps where a discordant count starts to pass, and falls between.
 _SCAN_STEP = 1.02
-#: Discordant pairs expected at the normal formula's answer from which that answer stands (fewer: the exact search).
 FEW_DISCORDANT = 100
-#: How far the planned power may stray from the target where it jumps: a jump past ``power + POWER_TOLERANCE`` plans the
-#: top of the tooth before it when that reaches ``power - POWER_TOLERANCE`` (few discordant units: the exact rule's steps).
+"""Discordant pairs expected at the normal formula's answer from which that answer stands (fewer: the exact search)."""
 POWER_TOLERANCE = 0.05
+"""How far the planned power may stray from the target where it jumps: a jump past ``power + POWER_TOLERANCE`` plans the
+top of the tooth before it when that reaches ``power - POWER_TOLERANCE`` (few discordant units: the exact rule's steps)."""
 #: How far below the target an upper bound on the power must fall for the search to skip computing it (the bound's
 #: sums of probabilities round by less than 1e-12).
 _BOUND_SLACK = 1e-6
@@ -350,8 +350,8 @@ _MSG_SIZES_RANGE = "dialogue sizes must be pairs >= 1 in dialogues >= 1, at most
 _MSG_SIZES = "{classes:,} dialogue sizes up to {largest:,} pairs are more than the planner models (at most {most:,} cells)"
 
 
-#: A corpus' dialogues by size: ``((pairs in a dialogue, dialogues of that size), ...)``.
 ClusterSizes = tuple[tuple[int, int], ...]
+"""A corpus' dialogues by size: ``((pairs in a dialogue, dialogues of that size), ...)``."""
 
 
 def _check_sizes(sizes: ClusterSizes) -> None:
@@ -908,13 +908,13 @@ def pairs_for_rate_equivalence(
     return high
 
 
-#: The fewest pairs :func:`pairs_for_corpus_equivalence` plans where the pairs' differing share is known (the test's
-#: discreteness is then modelled: :func:`corpus_decidable`): the smallest size its scaling was checked at (10-25 pairs,
-#: ``bench/gate_power.py``, 2026-11-29). Below it the ratio's growth was not measured.
 CORPUS_LEAST_PAIRS = 10
-#: The fewest it plans where that share is not known (a pilot's results.json does not record it): the smallest size
-#: checked before the discreteness was modelled; all of 4,000 samples of 25 of the bare audit's pairs could decide.
+"""The fewest pairs :func:`pairs_for_corpus_equivalence` plans where the pairs' differing share is known (the test's
+discreteness is then modelled: :func:`corpus_decidable`): the smallest size its scaling was checked at (10-25 pairs,
+``bench/gate_power.py``, 2026-11-29). Below it the ratio's growth was not measured."""
 CORPUS_LEAST_PAIRS_UNMODELLED = 25
+"""The fewest it plans where that share is not known (a pilot's results.json does not record it): the smallest size
+checked before the discreteness was modelled; all of 4,000 samples of 25 of the bare audit's pairs could decide."""
 #: Up to this many differing units (2^9 = 512 sign patterns, fewer than the audit's 1,000 permutations) the planner
 #: takes the permutation distribution as the lattice of that many equal units (:func:`power_corpus_at_size`); from
 #: there on as normal. On few units the lattice's steps cost power that the normal approximation does not see.
@@ -1178,8 +1178,8 @@ def _doubling_search(least: int, high: int, reaches: Callable[[int], bool], most
     return high
 
 
-#: The most pairs :func:`pairs_to_detect` and :func:`pairs_spanning` search (beyond it: ValueError, "beyond any audit").
 MAX_DETECT_PAIRS = 10_000_000
+"""The most pairs :func:`pairs_to_detect` and :func:`pairs_spanning` search (beyond it: ValueError, "beyond any audit")."""
 #: Where the normal formula asks more pairs than this, :func:`pairs_to_detect` of a mean test answers it (the t is normal).
 _NORMAL_ABOVE = 1_000_000
 _MSG_DETECT_ARGS = "effect must be > 0, sd_difference > 0 and discordance in [0, 1); got {effect!r}, {sd!r}, {q!r}"

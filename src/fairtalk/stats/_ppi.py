@@ -84,9 +84,9 @@ from fairtalk.stats._score import score_interval, score_test
 
 __all__ = ["MIN_DISAGREEMENTS", "PPIEstimate", "labels_needed", "ppi_mean"]
 
-#: Fewer labelled units than this on which label and scorer disagree cannot estimate the scorer's error: the
-#: estimate is then the labels' alone, and no "worth N labels" figure is given.
 MIN_DISAGREEMENTS = 10
+"""Fewer labelled units than this on which label and scorer disagree cannot estimate the scorer's error: the
+estimate is then the labels' alone, and no "worth N labels" figure is given."""
 #: ``method`` of an estimate whose labels estimate the scorer's error.
 METHOD_PPI = "PPI++ (t interval)"
 #: ``method`` of one whose labels hold too few disagreements: the labels alone, with their interval.

@@ -57,8 +57,8 @@ __all__ = [
     "sequential_p",
 ]
 
-#: The alpha-spending functions, by name (Lan-DeMets O'Brien-Fleming-type, the default, and Pocock-type).
 SPENDING_FUNCTIONS = ("obrien-fleming", "pocock")
+"""The alpha-spending functions, by name (Lan-DeMets O'Brien-Fleming-type, the default, and Pocock-type)."""
 _MSG_SPENDING = "unknown spending function {given!r}; choose one of {choices}"
 _MSG_FRACTIONS = "information fractions must increase strictly within (0, 1], got {fractions!r}"
 _MSG_ALPHA = "alpha must lie in (0, 1), got {alpha!r}"

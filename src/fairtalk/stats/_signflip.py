@@ -51,14 +51,14 @@ __all__ = [
     "signflip_test",
 ]
 
-#: "Few": at most this many differing units use the randomization test whatever their values.
 FEW_UNITS = 50
-#: "Tied or discrete": non-zero unit differences of at most this many distinct sizes use it at any number of units.
+""""Few": at most this many differing units use the randomization test whatever their values."""
 DISCRETE_VALUES = 10
-#: All ``2^m`` sign patterns are enumerated up to this many differing units.
+""""Tied or discrete": non-zero unit differences of at most this many distinct sizes use it at any number of units."""
 EXACT_MAX_UNITS = 20
-#: Random sign patterns of the Monte Carlo test (beyond exact enumeration).
+"""All ``2^m`` sign patterns are enumerated up to this many differing units."""
 N_FLIPS = 10_000
+"""Random sign patterns of the Monte Carlo test (beyond exact enumeration)."""
 #: The lattice computation (no clusters) runs while units × lattice points stays below this.
 LATTICE_MAX_STEPS = 50_000_000
 _CHUNK = 2048

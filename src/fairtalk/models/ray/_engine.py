@@ -92,8 +92,8 @@ __all__ = [
     "resolve_engine",
 ]
 
-#: The engines generation runs on: this process, or Ray actors.
 ENGINES = ("local", "ray")
+"""The engines generation runs on: this process, or Ray actors."""
 _MSG_ENGINE = "unknown {name} {given!r}"
 _MSG_ENGINE_TYPE = "{name} must be 'local', 'ray', a RayEngine or a table of RayEngine options, got {value!r}"
 _MSG_NAME_IN_TABLE = "{name}: a table of options is for engine 'ray', got name={given!r}"
