@@ -13,7 +13,7 @@ from fairtalk.models import DecodingSettings, Responder, length_batches, make_fi
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"temperature": 0}, "temperature must be > 0"),
+        ({"temperature": 0}, "temperature must be a finite number > 0"),
         ({"top_k": 0}, "top_k must be a positive integer"),
         ({"top_p": 1.5}, "top_p must be in"),
         ({"max_new_tokens": 0}, "max_new_tokens must be a positive integer"),
