@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Unpack
 
@@ -42,7 +43,7 @@ from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_ent
 from fairtalk.results import AuditRun, AxisRun
 from fairtalk.run._axis import audit_axis, axis_pairs, finish_axes
 from fairtalk.run._generate import cached_model
-from fairtalk.run._score import check_score_options
+from fairtalk.run._score import audit_score_options, check_score_options
 from fairtalk.run._sequential import run_sequential
 from fairtalk.store import CachingResponder, RunStore
 
@@ -267,15 +268,17 @@ def run_axes(
     Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
     scores, then the correction. It wires the stages (the whole config); each stage it calls
     receives its own options (``config.pairs``, ``config.generation``, ``config.inference``).
-    Before the model is loaded, the scoring options are checked against each axis' measures
-    (:func:`~fairtalk.run._score.check_score_options`): a bad margin or primary key costs no answer.
+    Before the model is loaded, the scoring options are checked against the audited axes' measures
+    (:func:`~fairtalk.run._score.audit_score_options`): a bad margin or primary key costs no answer,
+    and a key only some axes produce applies on those.
     """
     run_id = new_run_id()
     if config.until_decided and (contexts is None or pairs is not None):
         raise SpecError(_MSG_SEQUENTIAL_CORPUS)
     gold = config.inference.score.gold
-    keys = [key for lexicon in lexicons for key in check_score_options(config.inference.score, lexicon)]  # a bad margin
-    if gold:  # or primary key, or a gold file that cannot count, fails here, not after every answer
+    scoring = audit_score_options(config.inference.score, lexicons)  # a bad margin or primary key,
+    keys = [key for lexicon in lexicons for key in check_score_options(scoring[lexicon.axis], lexicon)]
+    if gold:  # or a gold file that cannot count, fails here, not after every answer
         check_gold(gold, keys=keys)
     axes: dict[str, AxisRun] = {}
     pairing, generation, out_dir = config.pairs, config.generation, config.output.out_dir
@@ -299,6 +302,7 @@ def run_axes(
                     contexts,
                     pairs,
                     keys,
+                    scoring,
                     pairing=pairing,
                     generation=generation,
                     inference=config.inference,
@@ -333,6 +337,7 @@ def _every_axis(
     contexts: Corpus | None,
     pairs: Mapping[str, tuple[Sequence[Pair], Coverage]] | None,
     keys: Sequence[str],
+    scoring: Mapping[str, ScoreOptions],
     *,
     pairing: PairsOptions,
     generation: GenerationOptions,
@@ -362,7 +367,7 @@ def _every_axis(
             reporter,
             pairing=pairing,
             generation=generation,
-            inference=inference,
+            inference=replace(inference, score=scoring[lexicon.axis]),  # the margin and primary keys it has
             contexts=contexts,
             given=found[lexicon.axis],
             run_id=run_id,
