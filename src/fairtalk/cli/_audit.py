@@ -156,6 +156,27 @@ def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str,
         say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')})", style="yellow")
 
 
+_MSG_PAIRS_FILE = (
+    "{value!r} is a file, but audit's --pairs is a count (pairs per axis); to answer a pairs file, "
+    "run `fairtalk respond --pairs FILE` and score its responses with `fairtalk score`"
+)
+_MSG_PAIRS_COUNT = "{value!r} is not a whole number (audit's --pairs is the pairs per axis)"
+
+
+def pairs_count(value: str) -> int:
+    """``audit --pairs``: a whole number; a value naming a file gets a hint (``respond --pairs`` takes a pairs file).
+
+    Its error is typer's ``Invalid value for '--pairs': …`` (a PydanticCustomError: typer checks options through pydantic).
+    """
+    from pydantic_core import PydanticCustomError
+
+    try:
+        return int(value)
+    except ValueError:
+        message = _MSG_PAIRS_FILE if os.path.isfile(value) else _MSG_PAIRS_COUNT
+        raise PydanticCustomError("pairs_count", message.format(value=value)) from None
+
+
 @app.command()
 def audit(  # noqa: C901, PLR0915
     ctx: typer.Context,
@@ -164,7 +185,7 @@ def audit(  # noqa: C901, PLR0915
     model: str | None = run_option("model", "--model"),
     model_args: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    n_pairs: int | None = run_option("n_pairs", "--pairs"),
+    n_pairs: int | None = run_option("n_pairs", "--pairs", parser=pairs_count),
     seed: int = score_option("seed", "--seed", ranged=True),
     store: str | None = run_option("store", "--store"),
     out_dir: str = run_option("out_dir", "-o", "--output"),
