@@ -38,3 +38,38 @@ def test_a_file_given_as_audit_pairs_says_it_is_a_count(tmp_path: Path) -> None:
     other = runner.invoke(app, ["audit", "--pairs", "many", "--model", "builtin:echo", "-o", str(tmp_path / "r")])
     assert other.exit_code == 2 and "'many' is not a whole number" in _flat(other.output)
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["pairs", "--corpus", "builtin:chitchat", "-o", "p.jsonl"],
+        ["swap", "my church is near"],
+        ["score", "--responses", "r.jsonl"],
+        ["augment", "--corpus", "builtin:chitchat", "-o", "aug.jsonl"],
+        ["pool-filter", "--pool", "inputs/pool.txt", "--drop", "group_words", "-o", "kept.txt"],
+        ["train", "seq2seq", "--debias", "cda", "-o", "ckpt"],
+        ["reproduce", "debias", "--quick", "-o", "rep"],
+    ],
+    ids=lambda args: args[0] if args[0] != "reproduce" else "reproduce debias",
+)
+def test_a_single_pair_command_refuses_a_bare_multiway_axis(
+    args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: `pairs --axis religion` took christian vs muslim, one fifth of what `audit --axis religion` runs."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "inputs").mkdir()
+    (tmp_path / "inputs" / "pool.txt").write_text("hello there\n", encoding="utf-8")
+    result = runner.invoke(app, [*args, "--axis", "religion"], env={"COLUMNS": "500"})
+    assert result.exit_code == 2, result.output
+    said = _flat(result.output)
+    assert "error: --axis religion has 6 groups and this command compares two: choose a pair (religion:christian-muslim, " in said
+    assert "religion:christian-atheist, or religion:A-B for any two of christian, muslim" in said
+    assert "`fairtalk audit --axis religion` runs christian against each" in said
+    assert [p.name for p in tmp_path.iterdir()] == ["inputs"]  # nothing written
+
+
+def test_a_single_pair_command_takes_a_named_pair_of_a_multiway_axis() -> None:
+    result = runner.invoke(app, ["swap", "--axis", "religion:christian-jewish", "my church is near"])
+    assert result.exit_code == 0, result.output
+    assert "synagogue" in result.output
