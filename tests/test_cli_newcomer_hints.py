@@ -73,3 +73,21 @@ def test_a_single_pair_command_takes_a_named_pair_of_a_multiway_axis() -> None:
     result = runner.invoke(app, ["swap", "--axis", "religion:christian-jewish", "my church is near"])
     assert result.exit_code == 0, result.output
     assert "synagogue" in result.output
+
+
+def test_an_axis_named_twice_is_said_so_and_two_files_of_one_axis_name_get_the_rename_hint(tmp_path: Path) -> None:
+    """Review finding: `audit --axis gender,gender` said to rename one of the axes (its '# axis:' header)."""
+    out = tmp_path / "r"
+    twice = runner.invoke(app, ["audit", "--axis", "gender,gender", "--model", "builtin:echo", "-o", str(out)])
+    assert twice.exit_code == 2, twice.output
+    said = _flat(twice.output)
+    assert "error: --axis names the axis 'gender' twice: give each axis once" in said and "rename" not in said
+    files = []
+    for name in ("one", "two"):
+        path = tmp_path / f"{name}.tsv"
+        path.write_text("# axis: kin\n# groups: male female\nfather\tmother\n", encoding="utf-8")
+        files.append(str(path))
+    same = runner.invoke(app, ["audit", "--axis", ",".join(files), "--model", "builtin:echo", "-o", str(out)])
+    assert same.exit_code == 2, same.output
+    assert "axes 'kin' and 'kin' would share the report folder 'kin'; rename one (its '# axis:' header)" in _flat(same.output)
+    assert not out.exists()
