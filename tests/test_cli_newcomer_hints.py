@@ -91,3 +91,26 @@ def test_an_axis_named_twice_is_said_so_and_two_files_of_one_axis_name_get_the_r
     assert same.exit_code == 2, same.output
     assert "axes 'kin' and 'kin' would share the report folder 'kin'; rename one (its '# axis:' header)" in _flat(same.output)
     assert not out.exists()
+
+
+def _help(*command: str) -> str:
+    result = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_quiet_names_json_output_only_where_the_command_has_json() -> None:
+    """Review finding: `--quiet` said '--json output stays' in pairs, respond, swap, which have no --json."""
+    for command in ("pairs", "respond", "swap", "label"):
+        text = _help(command)
+        assert "errors and results stay" in text and "--json" not in text, command
+    assert "errors, results and --json output stay" in _help("audit")
+
+
+def test_pairs_help_shows_its_pair_options_in_the_pairs_panel_and_engine_its_default() -> None:
+    """Review finding: `pairs --help` put --mixed/--balance under Statistics and --turns under Model and decoding."""
+    text = _help("pairs")
+    assert "Statistics" not in text and "Model and decoding" not in text
+    panel = text[text.index("─ Pairs and measures ─") :]
+    assert all(flag in panel for flag in ("--mixed", "--balance", "--turns"))
+    assert "[default: (local)]" in " ".join(_help("respond").split())

@@ -68,7 +68,9 @@ __all__ = [
     "when_interrupted",
 ]
 
-_QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
+_QUIET_HELP = "No progress bars and no info messages (errors and results stay)."
+#: ``-q``'s help in a command with ``--json``.
+_QUIET_JSON_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
 _VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
 _MSG_QUIET_VERBOSE = "-q/--quiet and -v/--verbose exclude each other"
 
@@ -105,6 +107,8 @@ def add_output_options(command: Command) -> None:
     own_quiet = next((p for p in command.params if p.name == "quiet"), None)
     taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
     if own_quiet is None:
+        if any("--json" in p.opts for p in command.params):
+            quiet_param.help = _QUIET_JSON_HELP
         command.params.append(quiet_param)
     elif "-q" not in taken:
         own_quiet.opts.append("-q")

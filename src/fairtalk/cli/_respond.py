@@ -53,7 +53,7 @@ TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (wit
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
 STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
-ENGINE = run_option("engine", "--engine")
+ENGINE = run_option("engine", "--engine", show_default="local")  # None is local: the help shows it as such
 RAY_ADDRESS = typer.Option(
     None,
     "--ray-address",
