@@ -230,8 +230,9 @@ def _ci(m: MeasureResult) -> str:
 
 def _ci_decimals(m: MeasureResult, fallback: tuple[float, float]) -> int:
     """The decimals ``m``'s 95% CI shows (a count's: :func:`_count_decimals` of its larger end); of ``fallback`` without one."""
-    low, high = m.ci95 if _finite(m.ci95[0]) and _finite(m.ci95[1]) else fallback
-    return _count_decimals(max(abs(low), abs(high)))
+    low, high = m.ci95
+    ends = (low, high) if _finite(low) and _finite(high) else fallback
+    return _count_decimals(max(abs(ends[0]), abs(ends[1])))
 
 
 #: The significant figures a count's interval keeps (four decimals below 10, none from 10,000).
