@@ -81,7 +81,7 @@ def test_an_axis_named_twice_is_said_so_and_two_files_of_one_axis_name_get_the_r
     twice = runner.invoke(app, ["audit", "--axis", "gender,gender", "--model", "builtin:echo", "-o", str(out)])
     assert twice.exit_code == 2, twice.output
     said = _flat(twice.output)
-    assert "error: --axis names the axis 'gender' twice: give each axis once" in said and "rename" not in said
+    assert "error: axis 'gender' is given twice: give each axis once" in said and "rename" not in said
     files = []
     for name in ("one", "two"):
         path = tmp_path / f"{name}.tsv"
@@ -89,7 +89,7 @@ def test_an_axis_named_twice_is_said_so_and_two_files_of_one_axis_name_get_the_r
         files.append(str(path))
     same = runner.invoke(app, ["audit", "--axis", ",".join(files), "--model", "builtin:echo", "-o", str(out)])
     assert same.exit_code == 2, same.output
-    assert "axes 'kin' and 'kin' would share the report folder 'kin'; rename one (its '# axis:' header)" in _flat(same.output)
+    assert f"{files[0]} and {files[1]} both name the axis 'kin'; rename one (its '# axis:' header)" in _flat(same.output)
     assert not out.exists()
 
 

@@ -113,7 +113,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     Returns it with what it holds: its lexicons, its output folder and its store (the defaults filled in).
     """
     import fairtalk
-    from fairtalk.lexicons import expand_axis
+    from fairtalk.run import load_axes
 
     values, names = given_options(
         ctx, (*RUN_FIELDS, *SCORE_KEYS), {**SCORE_CONVERTERS, "model_args": model_options}, named=_CHECKED_TOGETHER
@@ -142,8 +142,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
-    axes = [name for a in config.axes for name in (expand_axis(a) if isinstance(a, str) else [a])]
-    lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in axes]
+    lexicons = load_axes(config.axes)  # an axis given twice fails here, before its report folder is checked
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
 
 

@@ -75,7 +75,6 @@ __all__ = [
 HELDOUT_BY_DEFAULT = ("builtin:chitchat",)
 
 _MSG_NO_AXES = "give at least one axis"
-_MSG_AXIS_TWICE = "{name} names the axis {axis!r} twice: give each axis once"
 _MSG_AXIS_TYPE = "axes must be axis names, lexicon paths or Lexicon objects, got {type}"
 _MSG_MODEL = "model must be a spec string, a Responder or a function (one text -> one reply; a batched or async one), got {type}"
 _MSG_MODEL_CLASS = "model must be a Responder or a function, got the class {name}: pass an instance"
@@ -277,10 +276,6 @@ class AuditConfig:
         for item in axes:
             if not isinstance(item, (str, os.PathLike, Lexicon)):
                 raise SpecError(_MSG_AXIS_TYPE.format(type=type(item).__name__))
-        named = [os.fspath(a).removeprefix("builtin:") for a in axes if isinstance(a, (str, os.PathLike))]
-        twice = next((a for i, a in enumerate(named) if a in named[:i]), None)
-        if twice is not None:  # not the report folders' clash: one axis asked for twice
-            raise SpecError(_MSG_AXIS_TWICE.format(name=label(info), axis=twice))
         return tuple(os.fspath(a) if isinstance(a, os.PathLike) else a for a in axes)
 
     @field_validator("model", mode="plain")

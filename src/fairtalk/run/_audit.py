@@ -49,7 +49,8 @@ from fairtalk.store import CachingResponder, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_run_id", "run_axes"]
 
-_MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice: give each axis once"
+_MSG_SAME_AXIS = "{first} and {second} both name the axis {axis!r}; rename one (its '# axis:' header)"
 _MSG_UNKNOWN_GATE = "unknown gate {gate!r} (an audit states: {choices})"
 _MSG_COMPARISON_GATE = "the gate fail-if-worse decides a comparison of two runs (fairtalk.compare), not an audit"
 _MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
@@ -64,15 +65,23 @@ _MSG_NOT_KEPT = (
 )
 
 
-def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
-    """Load each axis of a config once; SpecError for an axis given twice."""
+def load_axes(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
+    """Load each axis of a config once (a multi-way one expanded); SpecError for an axis given twice.
+
+    One axis named twice (``gender,gender``) is said so; two lexicons from different sources that
+    name one axis (two files with one ``# axis:`` header) are told to rename one.
+    """
     names = [name for item in axes for name in ([item] if isinstance(item, Lexicon) else expand_axis(item))]
     lexicons = [item if isinstance(item, Lexicon) else load_lexicon(item) for item in names]
-    seen: set[str] = set()
+    seen: dict[str, Lexicon] = {}
     for lexicon in lexicons:
-        if lexicon.axis in seen:
-            raise SpecError(_MSG_DUPLICATE_AXIS.format(axis=lexicon.axis))
-        seen.add(lexicon.axis)
+        first = seen.get(lexicon.axis)
+        if first is None:
+            seen[lexicon.axis] = lexicon
+            continue
+        if first.source and first.source != lexicon.source:
+            raise SpecError(_MSG_SAME_AXIS.format(axis=lexicon.axis, first=first.source, second=lexicon.source))
+        raise SpecError(_MSG_DUPLICATE_AXIS.format(axis=lexicon.axis))
     return lexicons
 
 
@@ -226,7 +235,7 @@ def audit(
     known = (*AuditConfig.keys(), *ScoreOptions.keys())
     config = AuditConfig.resolve(config, keyword_options(overrides, known, "audit"))
     requested = _audit_gates(gates)
-    lexicons = _lexicons(config.axes)
+    lexicons = load_axes(config.axes)
     pairing, out_dir = config.pairs, config.output.out_dir
     contexts = read_corpus(pairing.corpus, split=pairing.split, turns=pairing.turns)
     with output_scope():  # out_dir stays locked from its check to the end of the write: no other run writes it meanwhile
