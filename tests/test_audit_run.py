@@ -312,3 +312,48 @@ def test_runs_comparisons_and_prompt_analyses_give_frames(tmp_path) -> None:  # 
     )
     table = analysis.to_frame()
     assert list(table.index) == ["all", "a", "b"] and table.loc["a", "n"] == 12  # 2 structures x 6 polar labels
+
+
+def _kin(folder: Path) -> Path:
+    """A lexicon file axis on the toy corpus' words, with no attribute words (so no career_words)."""
+    kin = folder / "kin.tsv"
+    kin.write_text("# axis: kin\n# groups: male female\nfather\tmother\nbrother\tsister\nboy\tgirl\n", encoding="utf-8")
+    return kin
+
+
+def test_a_margin_or_primary_key_only_one_audited_axis_has_applies_there(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """Review finding: a key only gender produces (career_words) was refused when another axis was audited too."""
+    corpus, models = toys
+    axes = ["gender", str(_kin(tmp_path))]
+    run = run_audit(
+        corpus=corpus,
+        axes=axes,
+        model=f"python:{models}:biased",
+        n_pairs=10,
+        margins={"career_words": 0.05, "length": 0.5},
+        primary=["career_words", "length"],
+        **FAST,
+    )
+    gender, kin = run.axes["gender"], run.axes["kin"]
+    assert gender.result.provenance.margins == {"career_words": 0.05, "length": 0.5}
+    assert [m.name for m in gender.result.measures if m.primary] == ["career_words", "length"]
+    assert "career_words" not in [m.name for m in kin.result.measures]
+    assert kin.result.provenance.margins == {"length": 0.5} and kin.result.provenance.primary == ("length",)
+    assert [m.name for m in kin.result.measures if m.primary] == ["length"]  # the named keys it has
+    assert kin.result.measure("length").equivalence_margin == 0.5  # its gate as without career_words
+
+
+def test_a_primary_key_set_that_leaves_an_axis_without_one_fails_naming_it(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    corpus, _ = toys
+    asked: list[str] = []
+
+    def reply(context: str) -> str:
+        asked.append(context)
+        return "ok"
+
+    axes = ["gender", str(_kin(tmp_path))]
+    with pytest.raises(SpecError, match=r"axis 'kin' has none of the primary keys named \(career_words\)"):
+        run_audit(corpus=corpus, axes=axes, model=reply, n_pairs=10, primary=["career_words"], **FAST)
+    with pytest.raises(SpecError, match=r"unknown margin measure key 'carer_words'; did you mean 'career_words'"):
+        run_audit(corpus=corpus, axes=axes, model=reply, n_pairs=10, margins={"carer_words": 0.1}, **FAST)
+    assert asked == []

@@ -203,7 +203,7 @@ RUN_FIELDS: Mapping[str, Any] = {
     ),
     "engine": Field(
         default=None,
-        description="Where the model runs: local (this process; the default) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
+        description="Where the model runs: local (this process) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
     ),
     "max_errors": Field(
         default=None,

@@ -187,3 +187,20 @@ def test_the_terminal_names_the_decider_only_where_the_95_percent_ci_seems_to_sa
     agreeing = dataclasses.replace(CAREER, tested=dataclasses.replace(CAREER.tested, ci95=(-0.005, 0.005)))
     assert "Equivalence follows" not in _terminal(_result(agreeing))
     assert "Career words: 90% CI" in _terminal(_result(CAREER))  # its 95% CI reaches past the margin
+
+
+@pytest.mark.parametrize(
+    ("ci", "interval", "shown_ci", "shown"),
+    [
+        ((-2.5698, 0.5198), (-2.314, 0.26401), "[-2.5698, +0.5198]", "90% CI [-2.31400, +0.26401]"),
+        ((-0.0105, 0.0312), (-0.0068855, 0.026886), "[-0.0105, +0.0312]", "90% CI [-0.00689, +0.02689]"),
+        ((-41.5, 12.25), (-38.123456, 10.5), "[-41.500, +12.250]", "90% CI [-38.1235, +10.5000]"),
+    ],
+)
+def test_the_equivalence_interval_shows_one_decimal_more_than_the_95_percent_ci(
+    ci: tuple[float, float], interval: tuple[float, float], shown_ci: str, shown: str
+) -> None:
+    """Review finding: ``90% CI [-0.0068855, +0.026885]`` and ``[-2.314, +0.26401]`` beside ``[-2.5698, +0.5198]``."""
+    row = dataclasses.replace(CAREER, tested=_key("length", "count", ci), equivalence_margin=50.0, equivalence_interval=interval)
+    markdown = render_markdown(_result(row))
+    assert shown_ci in markdown and shown in markdown

@@ -45,6 +45,7 @@ __all__ = [
     "add_output_options",
     "app",
     "check_output_file",
+    "check_two_groups",
     "console",
     "err_console",
     "fail",
@@ -67,7 +68,9 @@ __all__ = [
     "when_interrupted",
 ]
 
-_QUIET_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
+_QUIET_HELP = "No progress bars and no info messages (errors and results stay)."
+#: ``-q``'s help in a command with ``--json``.
+_QUIET_JSON_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
 _VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
 _MSG_QUIET_VERBOSE = "-q/--quiet and -v/--verbose exclude each other"
 
@@ -104,6 +107,8 @@ def add_output_options(command: Command) -> None:
     own_quiet = next((p for p in command.params if p.name == "quiet"), None)
     taken = {opt for p in command.params for opt in (*p.opts, *p.secondary_opts)}
     if own_quiet is None:
+        if any("--json" in p.opts for p in command.params):
+            quiet_param.help = _QUIET_JSON_HELP
         command.params.append(quiet_param)
     elif "-q" not in taken:
         own_quiet.opts.append("-q")
@@ -264,6 +269,10 @@ _MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
 #: The axes themselves follow as the error's choices, from the axis registry.
 _MSG_NO_AXIS = "give --axis (an axis or a lexicon file) or --lexicon FILE"
 _MSG_BLANK = "{option} is empty: give an axis or a lexicon file"
+_MSG_MULTIWAY = (
+    "--axis {axis} has {n} groups and this command compares two: choose a pair ({pairs}, or {axis}:A-B for any two of "
+    "{groups}); `fairtalk audit --axis {axis}` runs {first} against each"
+)
 #: Under :func:`json_mode`: the real stdout, where :func:`print_json` writes (None otherwise).
 _JSON_STDOUT: list[IO[str] | None] = [None]
 
@@ -602,8 +611,26 @@ def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "de
         loaded = fairtalk.load_lexicon(lexicon, variant=variant)
         return loaded if axis is None else dataclasses.replace(loaded, axis=axis)
     if axis is not None:
+        check_two_groups(axis)
         return fairtalk.load_lexicon(axis, variant=variant)
     raise fairtalk.SpecError(_MSG_NO_AXIS, choices=fairtalk.axis_names())
+
+
+def check_two_groups(axis: str) -> None:
+    """SpecError for a bare multi-way axis (``religion``) in a command that compares two groups: name the pairs to choose.
+
+    Only audit runs every group of a multi-way axis (the first against each other one); a
+    single-pair command would silently take its first two groups, a part of what audit runs.
+    """
+    from fairtalk.errors import SpecError
+    from fairtalk.lexicons import axis_groups, expand_axis
+
+    pairs = expand_axis(axis)
+    if len(pairs) > 1:
+        groups = axis_groups(axis)
+        raise SpecError(
+            _MSG_MULTIWAY.format(axis=axis, n=len(groups), pairs=", ".join(pairs), groups=", ".join(groups), first=groups[0])
+        )
 
 
 def _print_version(value: bool) -> None:

@@ -116,8 +116,8 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     Returns it with what it holds: its lexicons, its output folder and its store (the defaults filled in).
     """
     import fairtalk
-    from fairtalk.lexicons import expand_axis
     from fairtalk.models import check_model_spec
+    from fairtalk.run import load_axes
 
     values, names = given_options(
         ctx, (*RUN_FIELDS, *SCORE_KEYS), {**SCORE_CONVERTERS, "model_args": model_options}, named=_CHECKED_TOGETHER
@@ -144,8 +144,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
     with _of_file(path, values, "axes"):  # an unknown axis of the file names it
-        axes = [name for a in config.axes for name in (expand_axis(a) if isinstance(a, str) else [a])]
-        lexicons = [fairtalk.load_lexicon(a) if isinstance(a, str) else a for a in axes]
+        lexicons = load_axes(config.axes)  # an axis given twice fails here, before its report folder is checked
     if isinstance(config.model, str):
         with _of_file(path, values, "model", "model_args"):  # before any answer: a bad model of the file names it
             check_model_spec(config.model, **config.model_args)
@@ -170,6 +169,27 @@ def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str,
         say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')})", style="yellow")
 
 
+_MSG_PAIRS_FILE = (
+    "{value!r} is a file, but audit's --pairs is a count (pairs per axis); to answer a pairs file, "
+    "run `fairtalk respond --pairs FILE` and score its responses with `fairtalk score`"
+)
+_MSG_PAIRS_COUNT = "{value!r} is not a whole number (audit's --pairs is the pairs per axis)"
+
+
+def pairs_count(value: str) -> int:
+    """``audit --pairs``: a whole number; a value naming a file gets a hint (``respond --pairs`` takes a pairs file).
+
+    Its error is typer's ``Invalid value for '--pairs': …`` (a PydanticCustomError: typer checks options through pydantic).
+    """
+    from pydantic_core import PydanticCustomError
+
+    try:
+        return int(value)
+    except ValueError:
+        message = _MSG_PAIRS_FILE if os.path.isfile(value) else _MSG_PAIRS_COUNT
+        raise PydanticCustomError("pairs_count", message.format(value=value)) from None
+
+
 @app.command()
 def audit(  # noqa: C901, PLR0915
     ctx: typer.Context,
@@ -178,7 +198,7 @@ def audit(  # noqa: C901, PLR0915
     model: str | None = run_option("model", "--model"),
     model_args: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
-    n_pairs: int | None = run_option("n_pairs", "--pairs"),
+    n_pairs: int | None = run_option("n_pairs", "--pairs", parser=pairs_count),
     seed: int = score_option("seed", "--seed", ranged=True),
     store: str | None = run_option("store", "--store"),
     out_dir: str = run_option("out_dir", "-o", "--output"),

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AUDIT_AXES", "AXES", "axes_text", "fill_axes_help"]
 
-#: Placeholder in a help text for the axes one lexicon stands for (a multi-way axis: its first two groups).
+#: Placeholder in a help text for the axes one lexicon stands for (a multi-way axis: two of its groups, named).
 AXES = "{axes}"
 #: Placeholder in a help text for the axes an audit takes (a multi-way axis: every group against the first).
 AUDIT_AXES = "{audit-axes}"
@@ -24,8 +24,8 @@ AUDIT_AXES = "{audit-axes}"
 def axes_text(*, audit: bool = False) -> str:
     """The axes ``--axis`` takes, in words: the built-in ones in their order, then registered ones.
 
-    A multi-way axis says what its bare name stands for (``audit``: every group against the
-    first; otherwise its first two groups) and how to pick two of its groups.
+    A multi-way axis says how to pick two of its groups, and what its bare name stands for
+    (``audit``: every group against the first; elsewhere it is refused: only audit takes it).
 
     Examples
     --------
@@ -43,8 +43,12 @@ def axes_text(*, audit: bool = False) -> str:
             parts.append(name)
             continue
         groups = axis_groups(name)
-        bare = f"every group against {groups[0]}" if audit else f"{groups[0]} vs {groups[1]}"
-        parts.append(f"{name} ({bare}; {name}:A-B for two of {', '.join(groups)})")
+        if audit:
+            parts.append(f"{name} (every group against {groups[0]}; {name}:A-B for two of {', '.join(groups)})")
+        else:  # a single-pair command refuses the bare name (:func:`~fairtalk.cli._app.check_two_groups`)
+            parts.append(
+                f"{name} ({name}:A-B for two of {', '.join(groups)}; a bare {name} only in audit: {groups[0]} against each)"
+            )
     return ", ".join(parts)
 
 

@@ -22,7 +22,6 @@ PANELS: dict[str, tuple[str, ...]] = {
         "--model-arg",
         "--model-version",
         "--system-prompt",
-        "--turns",
         "--batch-size",
         "--max-new-tokens",
         "--sample",
@@ -35,6 +34,9 @@ PANELS: dict[str, tuple[str, ...]] = {
     "Pairs and measures": (
         "--seed",
         "--split",
+        "--turns",  # how the pairs are cut from the corpus: in `pairs`, which asks no model, too
+        "--mixed",
+        "--balance",
         "--measures",
         "--mask-groups",
         "--distinct",
@@ -62,8 +64,6 @@ PANELS: dict[str, tuple[str, ...]] = {
         "--margin",
         "--primary",
         "--power",
-        "--mixed",
-        "--balance",
     ),
     "Stop when decided": ("--until-decided", "--max-pairs", "--looks", "--spending"),
     "Compare with a baseline": ("--baseline-model", "--fail-if-worse"),

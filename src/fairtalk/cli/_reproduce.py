@@ -9,7 +9,7 @@ from typing import NoReturn
 
 import typer
 
-from fairtalk.cli._app import app, console, interrupted, say, when_interrupted
+from fairtalk.cli._app import app, check_two_groups, console, interrupted, say, when_interrupted
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Engine
 from fairtalk.cli._respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
@@ -89,6 +89,7 @@ def debias(
     started = time.perf_counter()
     if n_pairs is not None and n_pairs < 1:
         raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
+    check_two_groups(axis)  # its training debiases one pair of groups
     on_ray = engine_option(engine, ray_address, ray_actors)  # checked before any training
     show_log("fairtalk.training", "fairtalk.experiments._reproduce")  # the stages and epochs, unless -q
     try:

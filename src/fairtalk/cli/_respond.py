@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import IO, TYPE_CHECKING
 
 import typer
@@ -19,7 +20,7 @@ from fairtalk.cli._app import (
 from fairtalk.cli._choices import Engine, plain, was_given
 from fairtalk.cli._schema import check_options, run_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT, text_or_file
-from fairtalk.errors import ResponderError
+from fairtalk.errors import ResponderError, SpecError
 
 if TYPE_CHECKING:
     from fairtalk import DecodingSettings, Responder
@@ -27,6 +28,9 @@ if TYPE_CHECKING:
     from fairtalk.pipeline import Generation
     from fairtalk.results import GenerationSummary
 
+_MSG_PAIRS_A_COUNT = (
+    "{value}: no such pairs file; --pairs here is a pairs FILE (write one with `fairtalk pairs`); audit's --pairs is a count"
+)
 _MSG_RAY_ONLY = "--ray-address and --ray-actors are options of --engine ray"
 _MSG_NO_PAIRS = "no pairs to answer (the file holds no record)"
 _MSG_NONE_LEFT = (
@@ -50,7 +54,7 @@ TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (wit
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
 STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
-ENGINE = run_option("engine", "--engine")
+ENGINE = run_option("engine", "--engine", show_default="local")  # None is local: the help shows it as such
 RAY_ADDRESS = typer.Option(
     None,
     "--ray-address",
@@ -302,6 +306,7 @@ def _respond(
 
     responder = None
     try:
+        check_pairs_file(pairs)
         check_options(ctx, "max_errors")  # in audit's words
         if document is None:
             check_not_input(output, {"--pairs": pairs, "--store": store})
@@ -372,3 +377,9 @@ def _say_done(generation: Generation, n_actors: int | None, where: str) -> None:
     n_lost = summary.n_pairs - generation.responses.n_pairs
     also = f" and {n_lost:,} left out (their failed sides recorded as failures)" if n_lost else ""
     info(f"wrote {generation.responses.n_pairs:,} pairs{also} to {where}", stderr=True, keep=[where])
+
+
+def check_pairs_file(pairs: str) -> None:
+    """SpecError for a ``--pairs`` of respond or similarity that is a whole number and no file: a count, as audit takes."""
+    if pairs.strip().isdigit() and not os.path.exists(pairs):
+        raise SpecError(_MSG_PAIRS_A_COUNT.format(value=pairs))

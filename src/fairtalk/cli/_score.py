@@ -78,7 +78,8 @@ def _check_two_files(path_a: str, path_b: str, shown_a: str) -> None:
 SCORE_ENGINE = typer.Option(
     None,
     "--engine",
-    help="Where the per-response measures run: local (this process; the default) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).",
+    show_default="local",
+    help="Where the per-response measures run: local (this process) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).",
 )
 SCORE_TASKS = typer.Option(
     None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs)."

@@ -20,6 +20,7 @@ from fairtalk.cli._respond import (
     TEMPERATURE,
     TOP_K,
     TOP_P,
+    check_pairs_file,
     decoding_settings,
     model_options,
 )
@@ -79,6 +80,7 @@ def similarity(
     from fairtalk.cli._output import progress_bars
     from fairtalk.report import similarity_basis, similarity_row
 
+    check_pairs_file(pairs)
     check_options(ctx, "alpha")  # before any answer, as audit checks it
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")
     _check_outputs(pairs, output, store)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import app, info, interrupted, lexicon_inputs, say, when_interrupted
+from fairtalk.cli._app import app, check_two_groups, info, interrupted, lexicon_inputs, say, when_interrupted
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 
@@ -87,6 +87,7 @@ def train(
     for name, option, applies, needs in _ONLY_WITH:  # an option the run would not use is an error, not dropped
         if was_given(ctx, name) and not applies(model.value, debias.value):
             raise fairtalk.SpecError(_MSG_UNUSED.format(option=option, needs=needs))
+    check_two_groups(axis)  # a bare religion would debias christian vs muslim only
     check_output_folder(output, {"--corpus": corpus})  # before the training: no root, home or folder holding the corpus
     lexicons = [fairtalk.load_lexicon(axis)] if debias.value in ("cda", "wer") else []
     check_output_folder(output, lexicon_inputs(lexicons, "--axis"), hold=False)  # nor the --axis file

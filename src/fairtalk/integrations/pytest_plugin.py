@@ -119,16 +119,15 @@ def _pyproject_table(rootpath: Path) -> dict[str, object]:
 
 
 def _check_scoring(audit_config: AuditConfig) -> None:
-    """Check the primary and margin keys and the margins against each axis' measures, as the audit checks them first.
+    """Check the primary and margin keys and the margins against the axes' measures, as the audit checks them first.
 
     The measures are built for their keys and kinds only (a judge without its model); a SpecError
     names a key no measure gives, or a rate's margin of 1 or more (:func:`fairtalk.stats.check_margins`).
     """
-    from fairtalk.run import check_score_options
+    from fairtalk.run import audit_score_options
     from fairtalk.testing import config_lexicons
 
-    for lexicon in config_lexicons(audit_config):
-        check_score_options(audit_config.score, lexicon)  # the scoring stage's own check, before any answer
+    audit_score_options(audit_config.score, config_lexicons(audit_config))  # the audit's own check, before any answer
 
 
 def _check_resolved(audit_config: AuditConfig, keys: Iterable[str]) -> None:

@@ -224,8 +224,15 @@ def _ci(m: MeasureResult) -> str:
         return "n/a"
     if is_percent(m):
         return f"[{100 * low:+.3f}, {100 * high:+.3f}] pp"
-    digits = _count_decimals(max(abs(low), abs(high)))
+    digits = _ci_decimals(m, (low, high))
     return f"[{low:+.{digits}f}, {high:+.{digits}f}]"
+
+
+def _ci_decimals(m: MeasureResult, fallback: tuple[float, float]) -> int:
+    """The decimals ``m``'s 95% CI shows (a count's: :func:`_count_decimals` of its larger end); of ``fallback`` without one."""
+    low, high = m.ci95
+    ends = (low, high) if _finite(low) and _finite(high) else fallback
+    return _count_decimals(max(abs(ends[0]), abs(ends[1])))
 
 
 #: The significant figures a count's interval keeps (four decimals below 10, none from 10,000).
@@ -302,14 +309,16 @@ _BOUND_METHODS = (METHOD_IDENTICAL, METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT)
 def _what_decided(m: MeasureResult, alpha: float, *, digits: int = 0) -> str:
     """The interval or bound the equivalence test followed, from the result (empty where it records neither).
 
-    ``digits`` more decimals than the 95% CI shows (an interval just inside its margin reads as inside).
+    ``digits`` more decimals than the 95% CI of the same row shows (an interval just inside its margin
+    reads as inside), in fixed decimals as that CI is.
     """
     if m.equivalence_interval is not None:
         low, high = m.equivalence_interval
         if is_percent(m):
             interval = f"[{100 * low:+.{3 + digits}f}, {100 * high:+.{3 + digits}f}] pp"
         else:
-            interval = f"[{low:+.{4 + digits}g}, {high:+.{4 + digits}g}]"
+            places = _ci_decimals(m, (low, high)) + digits  # the 95% CI's decimals, and ``digits`` more
+            interval = f"[{low:+.{places}f}, {high:+.{places}f}]"
         return f"{1 - 2 * alpha:.0%} CI {interval}"
     if m.equivalence_bound is not None:
         units = "dialogues" if m.n_clusters is not None else "pairs"

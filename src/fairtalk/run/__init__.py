@@ -8,10 +8,10 @@ Wiring only: ``_generate.py`` sends both sides of every pair through a cached mo
 
 from __future__ import annotations
 
-from fairtalk.run._audit import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit, run_axes
+from fairtalk.run._audit import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, audit, load_axes, run_axes
 from fairtalk.run._generate import DEFAULT_MODELS, Generation, default_model, item_seed, respond
 from fairtalk.run._measures import build_measures
-from fairtalk.run._score import MASK_TOKEN, check_score_options, score
+from fairtalk.run._score import MASK_TOKEN, audit_score_options, check_score_options, score
 from fairtalk.run._similarity_test import similarity_test
 
 __all__ = [
@@ -22,10 +22,12 @@ __all__ = [
     "Generation",
     "MASK_TOKEN",
     "audit",
+    "audit_score_options",
     "build_measures",
     "check_score_options",
     "default_model",
     "item_seed",
+    "load_axes",
     "respond",
     "run_axes",
     "score",

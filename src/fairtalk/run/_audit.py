@@ -13,6 +13,7 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Unpack
 
@@ -42,13 +43,14 @@ from fairtalk.report import INDEX_FILE, RUN_FILE, check_run_folder, previous_ent
 from fairtalk.results import AuditRun, AxisRun
 from fairtalk.run._axis import audit_axis, axis_pairs, finish_axes
 from fairtalk.run._generate import cached_model
-from fairtalk.run._score import check_score_options
+from fairtalk.run._score import audit_score_options, check_score_options
 from fairtalk.run._sequential import run_sequential
 from fairtalk.store import CachingResponder, RunStore
 
 __all__ = ["DEFAULT_AXES", "DEFAULT_CORPUS", "DEFAULT_N_PAIRS", "audit", "new_run_id", "run_axes"]
 
-_MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice"
+_MSG_DUPLICATE_AXIS = "axis {axis!r} is given twice: give each axis once"
+_MSG_SAME_AXIS = "{first} and {second} both name the axis {axis!r}; rename one (its '# axis:' header)"
 _MSG_UNKNOWN_GATE = "unknown gate {gate!r} (an audit states: {choices})"
 _MSG_COMPARISON_GATE = "the gate fail-if-worse decides a comparison of two runs (fairtalk.compare), not an audit"
 _MSG_SEQUENTIAL_CORPUS = "until_decided draws its pairs from a corpus: it cannot audit pairs given ready-made"
@@ -63,15 +65,23 @@ _MSG_NOT_KEPT = (
 )
 
 
-def _lexicons(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
-    """Load each axis of a config once; SpecError for an axis given twice."""
+def load_axes(axes: Sequence[str | Lexicon]) -> list[Lexicon]:
+    """Load each axis of a config once (a multi-way one expanded); SpecError for an axis given twice.
+
+    One axis named twice (``gender,gender``) is said so; two lexicons from different sources that
+    name one axis (two files with one ``# axis:`` header) are told to rename one.
+    """
     names = [name for item in axes for name in ([item] if isinstance(item, Lexicon) else expand_axis(item))]
     lexicons = [item if isinstance(item, Lexicon) else load_lexicon(item) for item in names]
-    seen: set[str] = set()
+    seen: dict[str, Lexicon] = {}
     for lexicon in lexicons:
-        if lexicon.axis in seen:
-            raise SpecError(_MSG_DUPLICATE_AXIS.format(axis=lexicon.axis))
-        seen.add(lexicon.axis)
+        first = seen.get(lexicon.axis)
+        if first is None:
+            seen[lexicon.axis] = lexicon
+            continue
+        if first.source and first.source != lexicon.source:
+            raise SpecError(_MSG_SAME_AXIS.format(axis=lexicon.axis, first=first.source, second=lexicon.source))
+        raise SpecError(_MSG_DUPLICATE_AXIS.format(axis=lexicon.axis))
     return lexicons
 
 
@@ -229,7 +239,7 @@ def audit(
     known = (*AuditConfig.keys(), *ScoreOptions.keys())
     config = AuditConfig.resolve(config, keyword_options(overrides, known, "audit"))
     requested = _audit_gates(gates)
-    lexicons = _lexicons(config.axes)
+    lexicons = load_axes(config.axes)
     pairing, out_dir = config.pairs, config.output.out_dir
     contexts = read_corpus(pairing.corpus, split=pairing.split, turns=pairing.turns)
     with output_scope():  # out_dir stays locked from its check to the end of the write: no other run writes it meanwhile
@@ -271,15 +281,17 @@ def run_axes(
     Per axis: pairs (built from ``contexts``, or ``pairs[axis]`` with its coverage), responses,
     scores, then the correction. It wires the stages (the whole config); each stage it calls
     receives its own options (``config.pairs``, ``config.generation``, ``config.inference``).
-    Before the model is loaded, the scoring options are checked against each axis' measures
-    (:func:`~fairtalk.run._score.check_score_options`): a bad margin or primary key costs no answer.
+    Before the model is loaded, the scoring options are checked against the audited axes' measures
+    (:func:`~fairtalk.run._score.audit_score_options`): a bad margin or primary key costs no answer,
+    and a key only some axes produce applies on those.
     """
     run_id = new_run_id()
     if config.until_decided and (contexts is None or pairs is not None):
         raise SpecError(_MSG_SEQUENTIAL_CORPUS)
     gold = config.inference.score.gold
-    keys = [key for lexicon in lexicons for key in check_score_options(config.inference.score, lexicon)]  # a bad margin
-    if gold:  # or primary key, or a gold file that cannot count, fails here, not after every answer
+    scoring = audit_score_options(config.inference.score, lexicons)  # a bad margin or primary key,
+    keys = [key for lexicon in lexicons for key in check_score_options(scoring[lexicon.axis], lexicon)]
+    if gold:  # or a gold file that cannot count, fails here, not after every answer
         check_gold(gold, keys=keys)
     axes: dict[str, AxisRun] = {}
     pairing, generation, out_dir = config.pairs, config.generation, config.output.out_dir
@@ -303,6 +315,7 @@ def run_axes(
                     contexts,
                     pairs,
                     keys,
+                    scoring,
                     pairing=pairing,
                     generation=generation,
                     inference=config.inference,
@@ -337,6 +350,7 @@ def _every_axis(
     contexts: Corpus | None,
     pairs: Mapping[str, tuple[Sequence[Pair], Coverage]] | None,
     keys: Sequence[str],
+    scoring: Mapping[str, ScoreOptions],
     *,
     pairing: PairsOptions,
     generation: GenerationOptions,
@@ -366,7 +380,7 @@ def _every_axis(
             reporter,
             pairing=pairing,
             generation=generation,
-            inference=inference,
+            inference=replace(inference, score=scoring[lexicon.axis]),  # the margin and primary keys it has
             contexts=contexts,
             given=found[lexicon.axis],
             run_id=run_id,

@@ -66,11 +66,24 @@ from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES
 if TYPE_CHECKING:
     from fairtalk.store import RunStore
 
-__all__ = ["MASK_TOKEN", "METHODS", "check_keys", "check_score_options", "prepare_scores", "prompts_cut_warning", "score"]
+__all__ = [
+    "MASK_TOKEN",
+    "METHODS",
+    "audit_score_options",
+    "check_keys",
+    "check_score_options",
+    "prepare_scores",
+    "prompts_cut_warning",
+    "score",
+]
 
 _MSG_TOO_FEW = "need at least 2 complete pairs to compare the sides, got {n}"
 _MSG_AXIS = "axis must be an axis name, a lexicon path or a Lexicon, got {type}"
 _MSG_UNKNOWN_KEY = "unknown {what} measure key {name!r}"
+_MSG_NO_PRIMARY = (
+    "axis {axis!r} has none of the primary keys named ({named}): its gates would test nothing; "
+    "name one of its keys as primary too ({keys})"
+)
 _WARN_SAME_CONTEXT = (
     "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs, and a "
     "difference or an equivalence shown on them says nothing about the groups"
@@ -595,6 +608,44 @@ def check_keys(options: ScoreOptions, built: Sequence[AnyMeasure]) -> list[str]:
     return chosen
 
 
+def audit_score_options(options: ScoreOptions, lexicons: Sequence[Lexicon]) -> dict[str, ScoreOptions]:
+    """Each audited axis' scoring options: the margins and primary keys of ``options`` its measures produce.
+
+    A margin or primary key is checked against the keys of every audited axis together: one that
+    only some axes produce applies on those, and is left out of the others' options (their
+    reports and gates are as without it). SpecError, before any answer, for a key no audited axis
+    produces, for a rate's margin of 1 or more, and for an axis that produces none of the primary
+    keys named (its gates would test nothing: fail closed).
+    """
+    built = {lexicon.axis: _keys_only(options, lexicon) for lexicon in lexicons}
+    union = list(dict.fromkeys(key for measures in built.values() for m in measures for key in m.keys))
+    for what, given in (("primary", options.primary or ()), ("margin", list(options.margins))):
+        for name in given:
+            if name not in union:
+                raise SpecError(_MSG_UNKNOWN_KEY.format(what=what, name=name), choices=union, given=name)
+    out: dict[str, ScoreOptions] = {}
+    for axis, measures in built.items():
+        keys = [key for m in measures for key in m.keys]
+        check_margins(options.margins, {key: m.kind_of(key) for m in measures for key in m.keys})
+        primary = None if options.primary is None else tuple(key for key in options.primary if key in keys)
+        if primary == ():
+            raise SpecError(_MSG_NO_PRIMARY.format(axis=axis, named=", ".join(options.primary or ()), keys=", ".join(keys)))
+        margins = {key: margin for key, margin in options.margins.items() if key in keys}
+        out[axis] = replace(options, margins=margins, primary=primary)
+    return out
+
+
+def _keys_only(options: ScoreOptions, lexicon: Lexicon) -> list[AnyMeasure]:
+    """The measures of ``options`` on ``lexicon``'s axis, a judge without its model (its keys and kinds only)."""
+    return build_measures(
+        options.measures,
+        options.measure_options(lexicon),
+        judge_rubric=options.judge_rubric,
+        judge_scale=options.judge_scale,
+        keys_only=True,
+    )
+
+
 def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> list[str]:
     """What scoring checks of ``options`` against the measures' keys and kinds, before any answer is asked for; the keys.
 
@@ -602,13 +653,7 @@ def check_score_options(options: ScoreOptions, lexicon: Lexicon) -> list[str]:
     (its keys and kinds only), and :func:`check_keys` runs on them: the scoring stage's own check.
     Returns every key the measures give (what a gold file's labels must name some of).
     """
-    built = build_measures(
-        options.measures,
-        options.measure_options(lexicon),
-        judge_rubric=options.judge_rubric,
-        judge_scale=options.judge_scale,
-        keys_only=True,
-    )
+    built = _keys_only(options, lexicon)
     check_keys(options, built)  # nothing to close: a judge named here has no model, and one given is the caller's
     return [key for measure in built for key in measure.keys]
 

@@ -46,6 +46,7 @@ from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.results import AxisRun, SequentialProvenance
 from fairtalk.run._axis import AxisWork, audit_axis, correct, finish_axes, too_few_pairs
+from fairtalk.run._score import audit_score_options
 from fairtalk.stats import Equivalence, boundaries, look_sizes, repeated_p
 from fairtalk.store import CachingResponder
 
@@ -210,6 +211,7 @@ def run_sequential(
     assert sequential.max_pairs is not None and sequential.n_pairs is not None  # AuditConfig checks both
     if inference.score.binary_test == "score":  # the looks keep their own rate test: McNemar exact (by dialogue the mean test)
         inference = dataclasses.replace(inference, score=inference.score.updated({"binary_test": "exact"}))
+    scoring = audit_score_options(inference.score, lexicons)  # each axis' margin and primary keys (checked by the caller)
     axes: list[_Axis] = []
     for lexicon in lexicons:
         reporter.start(f"{lexicon.axis}: pairs", unit="pairs")
@@ -233,7 +235,7 @@ def run_sequential(
                         reporter,
                         pairing=pairing,
                         generation=generation,
-                        inference=inference,
+                        inference=dataclasses.replace(inference, score=scoring[axis.lexicon.axis]),
                         contexts=None,
                         given=(pairs, coverage),
                         run_id=run_id,
