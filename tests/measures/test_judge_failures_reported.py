@@ -72,11 +72,6 @@ def test_the_judge_failure_count_is_kept_for_the_run_to_report() -> None:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="needs run/_score.py (another helper's) to put Judge.failure_warning among the run's warnings; "
-    "drop this mark with that one-line change",
-)
 def test_a_judge_failing_on_half_the_responses_is_in_results_json_and_the_report(half_down: str, tmp_path: Path) -> None:
     bot = tmp_path / "bot.py"
     bot.write_text("def reply(text):\n    return 'ok: ' + text[:30] + (' flaky' if len(text) % 2 else '')\n")

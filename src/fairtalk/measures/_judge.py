@@ -426,7 +426,8 @@ class Judge(Measure):
             now[kind] = now.get(kind, 0) + 1
             self.error_counts[kind] = self.error_counts.get(kind, 0) + 1
             self.error_examples.setdefault(kind, str(error))
-        _LOG.warning(_MSG_FAILED, len(errors), n_asked, ", ".join(f"{kind} {n}" for kind, n in sorted(now.items())))
+        # info, not warning: the run says it once, among its warnings (failure_warning)
+        _LOG.info(_MSG_FAILED, len(errors), n_asked, ", ".join(f"{kind} {n}" for kind, n in sorted(now.items())))
 
 
 def _reading(response: str, answer: str | BaseException, value: str | float | None) -> JudgeReading:

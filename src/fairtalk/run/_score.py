@@ -465,6 +465,7 @@ def _scored(
                 *truncation.warnings,
                 *_same_context(rs),
                 *_judge_unparsed(built, scored.scores),
+                *(w for m in built if isinstance(m, Judge) and (w := m.failure_warning) is not None),
                 *scored.warnings,
                 *_prompts_cut(read),
             ),
