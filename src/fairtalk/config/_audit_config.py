@@ -35,14 +35,10 @@ from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._score_options import (
     ScoreOptions,
     ScoreOverrides,
-    blame_file,
     conflicts,
-    file_named,
-    file_values,
-    load_mapping,
     merge_score_table,
     normal_keys,
-    overlay,
+    options_from_file,
     split_names,
     unknown_key,
 )
@@ -497,20 +493,9 @@ class AuditConfig:
         SpecError
             An unknown key or a bad value (the message names the file when the file's values alone give it).
         """
-        mapping = load_mapping(path)
-        with file_named(path):
-            flat = file_values(mapping)
-            if not overrides and names is None:
-                return cls.from_mapping(flat)
-        cli = normal_keys(overrides or {})
-        merged = overlay(flat, cli)
-        try:
-            return cls.from_mapping(merged, names=names)
-        except SpecError as exc:
-            blame_file(
-                path, exc, lambda given: cls.from_mapping(flat, names=given), names, lambda: cls().updated(cli, names=names)
-            )
-            raise
+        return options_from_file(
+            path, overrides, names, lambda m, n: cls.from_mapping(m, names=n), lambda m, n: cls().updated(m, names=n)
+        )
 
     @classmethod
     def resolve(cls, config: AuditConfig | None, options: Mapping[str, Any]) -> AuditConfig:

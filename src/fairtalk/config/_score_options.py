@@ -16,7 +16,7 @@ import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
 
 from pydantic import ValidationInfo, field_validator
 
@@ -305,20 +305,9 @@ class ScoreOptions:
         SpecError
             An unknown key or a bad value (the message names the file when the file's values alone give it).
         """
-        mapping = load_mapping(path)
-        with file_named(path):
-            flat = file_values(mapping)
-            if not overrides and names is None:
-                return cls.from_mapping(flat)
-        cli = normal_keys(overrides or {})
-        merged = overlay(flat, cli)
-        try:
-            return cls.from_mapping(merged, names=names)
-        except SpecError as exc:
-            blame_file(
-                path, exc, lambda given: cls.from_mapping(flat, names=given), names, lambda: cls().updated(cli, names=names)
-            )
-            raise
+        return options_from_file(
+            path, overrides, names, lambda m, n: cls.from_mapping(m, names=n), lambda m, n: cls().updated(m, names=n)
+        )
 
     @classmethod
     def resolve(cls, options: ScoreOptions | None, kwargs: Mapping[str, Any]) -> ScoreOptions:
@@ -384,6 +373,8 @@ def merge_score_table(flat: Mapping[str, Any], table: Mapping[str, Any]) -> dict
     return {**flat, **nested}
 
 
+_Built = TypeVar("_Built")
+
 #: Options whose value is a table of keys: a table given over a file's is merged with it key by key.
 TABLES = ("margins", "model_args", "settings")
 
@@ -418,6 +409,32 @@ def overlay(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, An
         else:
             out[key] = value
     return out
+
+
+def options_from_file(
+    path: str | os.PathLike[str],
+    overrides: Mapping[str, Any] | None,
+    names: Mapping[str, str] | None,
+    build: Callable[[Mapping[str, Any], Mapping[str, str] | None], _Built],
+    others: Callable[[Mapping[str, Any], Mapping[str, str] | None], object],
+) -> _Built:
+    """The options of the file ``path`` with ``overrides`` over them (:func:`overlay`), ``build`` once, merged.
+
+    ``build(values, names)`` makes the options object (``from_mapping``); ``others(values, names)``
+    checks the command line's values alone, so that an error of the file's values alone names
+    the file (:func:`blame_file`).
+    """
+    mapping = load_mapping(path)
+    with file_named(path):
+        flat = file_values(mapping)
+        if not overrides and names is None:
+            return build(flat, None)
+    cli = normal_keys(overrides or {})
+    try:
+        return build(overlay(flat, cli), names)
+    except SpecError as exc:
+        blame_file(path, exc, lambda given: build(flat, given), names, lambda: others(cli, names))
+        raise
 
 
 def _message(check: Callable[[], object]) -> str | None:
