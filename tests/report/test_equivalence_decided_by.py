@@ -92,16 +92,32 @@ def _terminal(result: AuditResult) -> str:
 
 def test_a_tost_verdict_names_its_90_percent_interval_not_the_95_percent_one() -> None:
     result = _result(CAREER)
-    said = "Career words: 90% CI [-0.01615, +0.01615] inside ±0.0162"
+    said = "Career words: 90% CI [-0.01615, +0.01615] inside ±0.01620"
     assert said in _terminal(result)
     assert "not the 95% CI" in _terminal(result)
     markdown = render_markdown(result)
     assert "±0.0162, p = 0.050; 90% CI [-0.01615, +0.01615]" in markdown
-    assert "90% CI [-0.01615, +0.01615] inside ±0.0162" in render_html(result, plots=False)
+    assert "90% CI [-0.01615, +0.01615] inside ±0.01620" in render_html(result, plots=False)
     message = ET.fromstring(junit_xml({"gender": result})).find(".//testcase/system-out")
     assert message is not None and message.text is not None
     assert "95% CI [-0.0194, +0.0194]" in message.text
-    assert message.text.endswith("; equivalence: 90% CI [-0.01615, +0.01615] inside ±0.0162")
+    assert message.text.endswith("; equivalence: 90% CI [-0.01615, +0.01615] inside ±0.01620")
+
+
+def test_an_interval_just_outside_its_margin_never_reads_as_inside_it() -> None:
+    """The margin is shown in the interval's decimals: rounded alike, an end past it never shows below it."""
+    outside = dataclasses.replace(
+        CAREER,
+        equivalence_margin=0.016234,
+        p_equivalence=0.0501,
+        equivalent=False,
+        equivalence_interval=(-0.0162345, 0.0162345),
+        verdict=Verdict.INCONCLUSIVE,
+    )
+    said = "90% CI [-0.01623, +0.01623] not inside ±0.01623"  # was: ... not inside ±0.016234
+    assert said in render_html(_result(outside), plots=False)
+    message = ET.fromstring(junit_xml({"gender": _result(outside)})).find(".//testcase/system-out")
+    assert message is not None and message.text is not None and message.text.endswith(f"; equivalence: {said}")
 
 
 def test_an_identical_row_names_the_bound_that_decided_it() -> None:

@@ -306,6 +306,12 @@ def _equivalence(m: MeasureResult, alpha: float) -> str:
 _BOUND_METHODS = (METHOD_IDENTICAL, METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT)
 
 
+def _tost_decimals(m: MeasureResult, digits: int) -> int:
+    """The decimals of a count's TOST interval: its row's 95% CI's, and ``digits`` more."""
+    low, high = m.equivalence_interval or (math.nan, math.nan)
+    return _ci_decimals(m, (low, high)) + digits
+
+
 def _what_decided(m: MeasureResult, alpha: float, *, digits: int = 0) -> str:
     """The interval or bound the equivalence test followed, from the result (empty where it records neither).
 
@@ -317,7 +323,7 @@ def _what_decided(m: MeasureResult, alpha: float, *, digits: int = 0) -> str:
         if is_percent(m):
             interval = f"[{100 * low:+.{3 + digits}f}, {100 * high:+.{3 + digits}f}] pp"
         else:
-            places = _ci_decimals(m, (low, high)) + digits  # the 95% CI's decimals, and ``digits`` more
+            places = _tost_decimals(m, digits)
             interval = f"[{low:+.{places}f}, {high:+.{places}f}]"
         return f"{1 - 2 * alpha:.0%} CI {interval}"
     if m.equivalence_bound is not None:
@@ -346,7 +352,8 @@ def decided_by(m: MeasureResult, alpha: float) -> str:
         return ""
     if m.equivalence_interval is not None:
         margin = m.equivalence_margin
-        shown = f"±{100 * margin:.4f} pp" if is_percent(m) else f"±{margin:.5g}"
+        # the margin in the interval's decimals: rounding both alike never shows an end inside it as outside
+        shown = f"±{100 * margin:.4f} pp" if is_percent(m) else f"±{margin:.{_tost_decimals(m, 1)}f}"
         return f"{what} {'inside' if m.equivalent else 'not inside'} {shown}"
     if m.equivalence_bound is None and not m.equivalence_test.startswith(_BOUND_METHODS):
         return f"{what}, p = {format_p(m.p_equivalence)}"
