@@ -15,6 +15,7 @@ from __future__ import annotations
 import _thread
 import asyncio
 import json
+import signal
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -38,6 +39,20 @@ N_PAIRS = 10
 BAD = "he said 7"
 #: What the halves answer before the bad side is asked alone: [0, 10) ok, then [10, 12), [12], [13].
 N_BEFORE = 14
+
+
+@pytest.fixture(autouse=True)
+def _sigint_handled() -> Iterator[None]:
+    """Python's own Ctrl-C handler while the test runs: ``interrupt_main()`` does nothing where SIGINT is ignored.
+
+    A shell starts a background job (``make test &``, a CI runner's) with SIGINT ignored, and Python keeps it so.
+    """
+    before = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def _pairs(n: int = N_PAIRS) -> list[fairtalk.Pair]:
