@@ -184,15 +184,43 @@ def _of_file(path: str | None, given: Mapping[str, object], *keys: str) -> Abstr
     return file_named(path)
 
 
-def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str, str]) -> None:
-    """The corpus lines the reader skipped, and those it kept without a part (system messages, a reply), by reason."""
-    from fairtalk.corpora import kept_in_part
+def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str, str], config: AuditConfig) -> None:
+    """The corpus lines the reader skipped, and those it kept without a part (system messages, a reply), by reason.
+
+    Conversations kept without their system messages get the hint that ``--system-prompt`` gives
+    the model one, when the model takes a system prompt and was given none (:func:`_takes_system_prompt`).
+    """
+    from fairtalk.corpora import SYSTEM_MESSAGES, kept_in_part
 
     for reason, n in skipped:
         done = f"kept {n:,} corpus line(s) without a part" if kept_in_part(reason) else f"skipped {n:,} corpus line(s)"
-        say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')})", style="yellow")
+        hint = _HINT_SYSTEM_PROMPT if reason == SYSTEM_MESSAGES and _takes_system_prompt(config) else ""
+        say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')}){hint}", style="yellow")
 
 
+def _takes_system_prompt(config: AuditConfig) -> bool:
+    """Whether the audited model takes a system prompt and was given none: what the model's own spec check accepts.
+
+    ``openai:``, ``hf:``, ``vllm:`` and ``builtin:smollm2`` take one; ``python:``, ``builtin:echo`` and
+    ``replay:`` refuse it (``unknown option 'system_prompt' for python:bot.py:reply``).
+    """
+    from fairtalk.errors import SpecError
+    from fairtalk.models import check_model_spec, parse_model_spec
+
+    model = config.model
+    if not isinstance(model, str) or _SYSTEM_PROMPT in config.model_args or _SYSTEM_PROMPT in parse_model_spec(model).options:
+        return False
+    try:
+        check_model_spec(model, **{**config.model_args, _SYSTEM_PROMPT: "a system prompt"})
+    except SpecError:
+        return False
+    return True
+
+
+#: The model option a ``--system-prompt`` sets.
+_SYSTEM_PROMPT = "system_prompt"
+#: After the count of conversations kept without their system messages, for a model that takes one.
+_HINT_SYSTEM_PROMPT = "; give the model one with --system-prompt"
 _MSG_PAIRS_FILE = (
     "{value!r} is a file, but audit's --pairs is a count (pairs per axis); to answer a pairs file, "
     "run `fairtalk respond --pairs FILE` and score its responses with `fairtalk score`"
@@ -361,7 +389,7 @@ def audit(  # noqa: C901, PLR0915
                 f"{name}: {check.n_leftover:,} pairs ({check.leftover_share:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)",
                 style="yellow",
             )
-        _say_skips(name, cov.skipped, dict(cov.skipped_first))
+        _say_skips(name, cov.skipped, dict(cov.skipped_first), config)
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         if (served := result_served(axis_run.result)) is not None:
