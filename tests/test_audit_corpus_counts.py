@@ -148,7 +148,7 @@ def test_the_reports_say_which_corpus_lines_were_skipped_or_kept_without_a_part(
     assert done.exit_code == 0, done.output
     note = (
         "corpus lines skipped (or, where the reason names a part, kept without it): 2 malformed JSON; 1 missing field; "
-        "1 system messages (left out; give one with --system-prompt)"
+        "1 system messages (left out)"
     )
     md = (out / "gender" / "report.md").read_text(encoding="utf-8")
     html = (out / "gender" / "report.html").read_text(encoding="utf-8")

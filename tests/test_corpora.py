@@ -473,7 +473,7 @@ def test_jsonl_conversations_keep_each_turns_role_and_leave_out_empty_turns(tmp_
     assert [c.text for c in corpus][4] == "welcome\x1ehe is here"  # alternating roles: no marks, the text as before
     assert dict(corpus.summary.skipped) == {
         "empty value": 1,
-        "system messages (left out; give one with --system-prompt)": 1,
+        "system messages (left out)": 1,
     }
 
 
@@ -495,7 +495,7 @@ def test_jsonl_system_messages_left_out_are_counted_per_conversation(tmp_path) -
     )
     corpus = fairtalk.read_corpus(path)
     assert [c.text for c in corpus] == ["he is late", "she is here", "is he ok?"]
-    system = "system messages (left out; give one with --system-prompt)"
+    system = "system messages (left out)"
     summary = corpus.summary
     assert summary.count(system) == 2  # two conversations kept without theirs (three messages)
     assert summary.where(system) == f"{path}:2" and summary.count("empty value") == 1
@@ -523,8 +523,9 @@ def test_the_audit_says_lines_kept_without_their_system_messages_were_kept(tmp_p
     done = CliRunner().invoke(app, [*argv, "--measures", "length", "-o", str(tmp_path / "out")], env={"COLUMNS": "400"})
     assert done.exit_code == 0, done.output
     text = " ".join(done.output.split())  # the terminal wraps at its width
-    assert "gender: kept 40 corpus line(s) without a part: system messages (left out; give one with --system-prompt)" in text
-    assert "skipped 40" not in text
+    # builtin:echo takes no system prompt: no hint to give it one (tests/test_cli_system_prompt_hint.py)
+    assert "gender: kept 40 corpus line(s) without a part: system messages (left out) (first at" in text
+    assert "skipped 40" not in text and "--system-prompt" not in text
 
 
 def test_split_corpus_holds_out_whole_dialogues_by_a_stable_hash(tmp_path) -> None:  # noqa: ANN001

@@ -138,5 +138,5 @@ def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines
     text = _flat(result.output)
     assert "dialogues in 2" in text and "counterparts added 1" in text
     # the reason's cell may wrap beside the count's at a narrow terminal: its words, the count and the place
-    assert "skipped: system messages (left" in text and "give one with --system-prompt)" in text, text
+    assert "skipped: system messages (left out)" in text and "--system-prompt" not in text, text
     assert f"1 first at {source}:1" in text, text

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -69,7 +70,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from contextlib import AbstractContextManager
 
-    from fairtalk import AuditConfig, InputError, Lexicon
+    from fairtalk import AuditConfig, InputError, Lexicon, ScoreOptions
     from fairtalk.gates import Gate, GateOutcome
     from fairtalk.results import AuditResult, AuditRun
 
@@ -145,10 +146,33 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
     with _of_file(path, values, "axes"):  # an unknown axis of the file names it
         lexicons = load_axes(config.axes)  # an axis given twice fails here, before its report folder is checked
+    _check_keys(path, values, config.score, lexicons)  # a bad margin or primary key of the file names it
     if isinstance(config.model, str):
         with _of_file(path, values, "model", "model_args"):  # before any answer: a bad model of the file names it
             check_model_spec(config.model, **config.model_args)
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
+
+
+def _check_keys(path: str | None, given: Mapping[str, Any], options: ScoreOptions, lexicons: Sequence[Lexicon]) -> None:
+    """The audit's own check of the margin and primary keys against the audited axes' measures, before any answer.
+
+    The keys that came from the ``--config`` file (a margin no ``--margin`` gave, the primary keys
+    when no ``--primary``) are checked first, and a SpecError there names the file, as its other
+    errors do (``audit.toml: unknown margin measure key 'offense_rat'; ...``); then all of them.
+    """
+    from fairtalk.run import audit_score_options
+
+    if path is not None:
+        from fairtalk.config import file_named
+
+        flags = given.get("margins", {})
+        of_file = {key: margin for key, margin in options.margins.items() if key not in flags}
+        with file_named(path):
+            audit_score_options(
+                dataclasses.replace(options, margins=of_file, primary=None if "primary" in given else options.primary),
+                lexicons,
+            )
+    audit_score_options(options, lexicons)
 
 
 def _of_file(path: str | None, given: Mapping[str, object], *keys: str) -> AbstractContextManager[None]:
@@ -160,15 +184,43 @@ def _of_file(path: str | None, given: Mapping[str, object], *keys: str) -> Abstr
     return file_named(path)
 
 
-def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str, str]) -> None:
-    """The corpus lines the reader skipped, and those it kept without a part (system messages, a reply), by reason."""
-    from fairtalk.corpora import kept_in_part
+def _say_skips(name: str, skipped: tuple[tuple[str, int], ...], first: dict[str, str], config: AuditConfig) -> None:
+    """The corpus lines the reader skipped, and those it kept without a part (system messages, a reply), by reason.
+
+    Conversations kept without their system messages get the hint that ``--system-prompt`` gives
+    the model one, when the model takes a system prompt and was given none (:func:`_takes_system_prompt`).
+    """
+    from fairtalk.corpora import SYSTEM_MESSAGES, kept_in_part
 
     for reason, n in skipped:
         done = f"kept {n:,} corpus line(s) without a part" if kept_in_part(reason) else f"skipped {n:,} corpus line(s)"
-        say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')})", style="yellow")
+        hint = _HINT_SYSTEM_PROMPT if reason == SYSTEM_MESSAGES and _takes_system_prompt(config) else ""
+        say(f"{name}: {done}: {reason} (first at {first.get(reason, '?')}){hint}", style="yellow")
 
 
+def _takes_system_prompt(config: AuditConfig) -> bool:
+    """Whether the audited model takes a system prompt and was given none: what the model's own spec check accepts.
+
+    ``openai:``, ``hf:``, ``vllm:`` and ``builtin:smollm2`` take one; ``python:``, ``builtin:echo`` and
+    ``replay:`` refuse it (``unknown option 'system_prompt' for python:bot.py:reply``).
+    """
+    from fairtalk.errors import SpecError
+    from fairtalk.models import check_model_spec, parse_model_spec
+
+    model = config.model
+    if not isinstance(model, str) or _SYSTEM_PROMPT in config.model_args or _SYSTEM_PROMPT in parse_model_spec(model).options:
+        return False
+    try:
+        check_model_spec(model, **{**config.model_args, _SYSTEM_PROMPT: "a system prompt"})
+    except SpecError:
+        return False
+    return True
+
+
+#: The model option a ``--system-prompt`` sets.
+_SYSTEM_PROMPT = "system_prompt"
+#: After the count of conversations kept without their system messages, for a model that takes one.
+_HINT_SYSTEM_PROMPT = "; give the model one with --system-prompt"
 _MSG_PAIRS_FILE = (
     "{value!r} is a file, but audit's --pairs is a count (pairs per axis); to answer a pairs file, "
     "run `fairtalk respond --pairs FILE` and score its responses with `fairtalk score`"
@@ -337,7 +389,7 @@ def audit(  # noqa: C901, PLR0915
                 f"{name}: {check.n_leftover:,} pairs ({check.leftover_share:.1%}) still hold a word of the original group on the swapped side (pairs_check.json)",
                 style="yellow",
             )
-        _say_skips(name, cov.skipped, dict(cov.skipped_first))
+        _say_skips(name, cov.skipped, dict(cov.skipped_first), config)
         for line in generation_lines(axis_run.generation):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         if (served := result_served(axis_run.result)) is not None:

@@ -126,6 +126,7 @@ def prompts_paraphrase(
 
 @prompts_app.command("generate")
 def prompts_generate(
+    ctx: typer.Context,
     model: str = typer.Option(
         ..., "--model", help="Model spec: hf:NAME, openai:..., python:MODULE:FN, builtin:echo, builtin:smollm2."
     ),
@@ -174,6 +175,7 @@ def prompts_generate(
     from fairtalk.report import check_output_name
     from fairtalk.store import is_run_store
 
+    check_options(ctx, "max_errors", "max_consecutive_failures")  # before any work, in audit's words
     check_output_name(output, option="-o", kind="file")  # before the store's path is made from it
     store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
     try:

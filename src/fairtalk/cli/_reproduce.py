@@ -13,7 +13,7 @@ from fairtalk.cli._app import app, check_two_groups, console, interrupted, say, 
 from fairtalk.cli._axes import AXES
 from fairtalk.cli._choices import Engine
 from fairtalk.cli._respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
-from fairtalk.cli._schema import score_option
+from fairtalk.cli._schema import check_options, score_option
 
 reproduce_app = typer.Typer(
     name="reproduce",
@@ -50,6 +50,7 @@ def _interrupted(output: str, cache: str | None) -> NoReturn:
 
 @reproduce_app.command("debias")
 def debias(
+    ctx: typer.Context,
     quick: bool = typer.Option(
         False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."
     ),
@@ -76,7 +77,7 @@ def debias(
         "--eval-corpus",
         help="Contexts to audit (default: --corpus, its held-out 10% of dialogues, which no model trains on).",
     ),
-    resamples: int = score_option("n_resamples", "--resamples", ranged=True),
+    n_resamples: int = score_option("n_resamples", "--resamples", ranged=True),
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
     ray_actors: int | None = RAY_ACTORS,
@@ -87,6 +88,7 @@ def debias(
     from fairtalk.report import comparison_rich_table
 
     started = time.perf_counter()
+    check_options(ctx, "n_resamples")  # before any training, in audit's words
     if n_pairs is not None and n_pairs < 1:
         raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
     check_two_groups(axis)  # its training debiases one pair of groups
@@ -103,7 +105,7 @@ def debias(
                 n_pairs=n_pairs,
                 corpus=corpus,
                 eval_corpus=eval_corpus,
-                n_resamples=resamples,
+                n_resamples=n_resamples,
                 progress=progress,
                 engine=on_ray,
             )
@@ -145,6 +147,7 @@ def _rates(given: str) -> tuple[float, ...]:
 
 @reproduce_app.command("planted")
 def planted(
+    ctx: typer.Context,
     quick: bool = typer.Option(
         False, "--quick", help="A small planted corpus and Seq2Seq models (one epoch): minutes on 2 cores."
     ),
@@ -167,7 +170,7 @@ def planted(
     output: str = typer.Option(
         "fairtalk-planted", "-o", "--output", help="Folder for planted.md/.csv, results.json, report.html."
     ),
-    resamples: int = score_option("n_resamples", "--resamples", ranged=True),
+    n_resamples: int = score_option("n_resamples", "--resamples", ranged=True),
 ) -> None:
     """Plant gaps of known size: check the audit recovers them, and that CDA and WER remove a planted corpus' gap.
 
@@ -178,6 +181,7 @@ def planted(
     from fairtalk.pipeline import reproduce_planted
 
     started = time.perf_counter()
+    check_options(ctx, "n_resamples")  # before any training, in audit's words
     if n_pairs is not None and n_pairs < 2:
         raise fairtalk.SpecError(f"--pairs must be at least 2, not {n_pairs}")
     if corpus_rate is not None and not 0 <= corpus_rate <= 100:
@@ -196,7 +200,7 @@ def planted(
                 train=train,
                 retrieval=retrieval,
                 cache_dir=cache,
-                n_resamples=resamples,
+                n_resamples=n_resamples,
                 progress=progress,
             )
     except KeyboardInterrupt:

@@ -307,7 +307,7 @@ def _respond(
     responder = None
     try:
         check_pairs_file(pairs)
-        check_options(ctx, "max_errors")  # in audit's words
+        check_options(ctx, "max_errors", "batch_size", "max_consecutive_failures")  # in audit's words
         if document is None:
             check_not_input(output, {"--pairs": pairs, "--store": store})
             if not was_given(ctx, "output"):  # a place the user did not name: only fairtalk's file

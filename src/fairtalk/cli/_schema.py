@@ -73,18 +73,24 @@ def cli_help(key: str) -> str:
 
 
 def _bounds(key: str) -> dict[str, Any]:
-    """The range click checks of a whole-number option, from its field's bounds (closed: the schema refuses a strict bound's end).
+    """The metavar of a ranged option: its field's bounds as an interval (``<float in [0, 1]>``, ``<int >= 0>``).
 
-    A fractional option (``--alpha``) gets no range here: the range check lets NaN through or
-    names the wrong bound for it, so the schema checks every value and says what it must be
-    (``--alpha must be between 0 and 1 (exclusive) ..., got nan``); its help shows the interval.
+    click gets no range: its range check names a bound in its own words (``Input should be greater
+    than or equal to 0``, after a usage block), and lets NaN through a float's. The schema checks
+    every value and says what it must be, naming the flag, in the words the library and a config
+    file get (``--seed must be an integer >= 0, got -1``, ``--alpha must be between 0 and 1
+    (exclusive) ..., got nan``). A command that passes such an option on to a function of its own
+    checks it with :func:`check_options` before any work.
     """
     found = {bound: getattr(meta, bound) for meta in _field(key).metadata for bound in _SIDES if hasattr(meta, bound)}
-    if isinstance(cli_default(key), float):
-        low = f"[{found['ge']}" if "ge" in found else f"({found['gt']}" if "gt" in found else "(-inf"
-        high = f"{found['le']}]" if "le" in found else f"{found['lt']})" if "lt" in found else "inf)"
-        return {"metavar": f"<float in {low}, {high}>"} if found else {}
-    return {_SIDES[bound]: value for bound, value in found.items()}
+    if not found:
+        return {}
+    if not isinstance(cli_default(key), float) and not {"le", "lt"} & found.keys():  # a whole number with a least value
+        return {"metavar": f"<int >= {found['ge']}>" if "ge" in found else f"<int > {found['gt']}>"}
+    kind = "float" if isinstance(cli_default(key), float) else "int"
+    low = f"[{found['ge']}" if "ge" in found else f"({found['gt']}" if "gt" in found else "(-inf"
+    high = f"{found['le']}]" if "le" in found else f"{found['lt']})" if "lt" in found else "inf)"
+    return {"metavar": f"<{kind} in {low}, {high}>"}
 
 
 #: ``score_option``'s ``default`` when none is given: the field's own.
@@ -100,7 +106,7 @@ def score_option(
 ) -> Any:
     """``typer.Option`` of the :class:`~fairtalk.ScoreOptions` field ``key``: its default and help, the ``flags``.
 
-    ``ranged``: click checks the field's bounds as it parses (the schema checks them again). A
+    ``ranged``: the help shows the field's bounds (:func:`_bounds`; the schema checks them). A
     command whose option means the field but defaults otherwise (``plan --alpha``: the earlier
     audit's) gives its ``default``, and says what it is in ``note``, added to the field's help.
     """

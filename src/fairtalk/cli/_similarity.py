@@ -81,7 +81,7 @@ def similarity(
     from fairtalk.report import similarity_basis, similarity_row
 
     check_pairs_file(pairs)
-    check_options(ctx, "alpha")  # before any answer, as audit checks it
+    check_options(ctx, "alpha", "batch_size", "max_consecutive_failures")  # before any answer, as audit checks them
     chosen = comma_list(methods, "--methods", SimilarityMethod, what="similarity method")
     _check_outputs(pairs, output, store)
     settings = decoding_settings(

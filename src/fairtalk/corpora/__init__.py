@@ -55,6 +55,7 @@ from fairtalk.corpora._chitchat import read_chitchat
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
     REASONS,
+    SYSTEM_MESSAGES,
     kept_in_part,
     open_binary,
     read_csv,
@@ -75,6 +76,7 @@ __all__ = [
     "HELDOUT_PERCENT",
     "MAX_LINE_BYTES",
     "REASONS",
+    "SYSTEM_MESSAGES",
     "kept_in_part",
     "Corpus",
     "ReadSummary",

@@ -48,9 +48,10 @@ REPLY_PREFIX = "reply: "
 NO_REPLY = "reply: missing (odd number of lines)"
 SURROGATE = "lone surrogate escape (not UTF-8 text)"
 BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
-#: A conversation's system messages are left out of its context (a model gets one with ``--system-prompt``):
-#: counted per conversation kept without them, dropping no record (``record=False``).
-SYSTEM_MESSAGES = "system messages (left out; give one with --system-prompt)"
+#: A conversation's system messages are left out of its context: counted per conversation kept without them,
+#: dropping no record (``record=False``). The reader does not know the model: ``fairtalk audit`` adds that
+#: ``--system-prompt`` gives one where its model takes a system prompt (a ``python:`` function takes none).
+SYSTEM_MESSAGES = "system messages (left out)"
 #: A JSONL record whose ``cluster``/``dialogue_id``/``conversation_id`` is neither text nor a whole number
 #: (a fraction, true/false, a list, an object, null, ""): kept as a dialogue of its own, counted (``record=False``).
 BAD_DIALOGUE = "dialogue id not text or a whole number (kept as its own dialogue)"
@@ -271,7 +272,7 @@ def read_jsonl(tally: Tally, *, path: str, opener: Opener, field: str | None) ->
 
     Without ``field``, an object may hold a conversation instead: ``messages``, a list of
     ``{"role", "content"}`` (user and assistant turns, oldest first; system messages are left
-    out, give them with ``--system-prompt``: each conversation kept without them is counted under
+    out (a model that takes a system prompt gets one as an option): each conversation kept without them is counted under
     :data:`SYSTEM_MESSAGES`). Its turns up to the last user message become one
     multi-turn context, each turn with its role (empty ones left out); the reply after it the response.
     A ``cluster`` (or ``dialogue_id``, ``conversation_id``) field names the context's dialogue.
