@@ -96,7 +96,7 @@ def test_a_tost_verdict_names_its_90_percent_interval_not_the_95_percent_one() -
     assert said in _terminal(result)
     assert "not the 95% CI" in _terminal(result)
     markdown = render_markdown(result)
-    assert "±0.0162, p = 0.050; 90% CI [-0.01615, +0.01615]" in markdown
+    assert "±0.01620, p = 0.050; 90% CI [-0.01615, +0.01615]" in markdown
     assert "90% CI [-0.01615, +0.01615] inside ±0.01620" in render_html(result, plots=False)
     message = ET.fromstring(junit_xml({"gender": result})).find(".//testcase/system-out")
     assert message is not None and message.text is not None
@@ -116,6 +116,7 @@ def test_an_interval_just_outside_its_margin_never_reads_as_inside_it() -> None:
     )
     said = "90% CI [-0.01623, +0.01623] not inside ±0.01623"  # was: ... not inside ±0.016234
     assert said in render_html(_result(outside), plots=False)
+    assert "±0.01623, p = 0.050; 90% CI [-0.01623, +0.01623]" in render_markdown(_result(outside))  # was ±0.0162
     message = ET.fromstring(junit_xml({"gender": _result(outside)})).find(".//testcase/system-out")
     assert message is not None and message.text is not None and message.text.endswith(f"; equivalence: {said}")
 

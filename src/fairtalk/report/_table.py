@@ -297,7 +297,8 @@ def measure_amount(x: float, m: MeasureResult | str) -> str:
 def _equivalence(m: MeasureResult, alpha: float) -> str:
     if m.equivalence_margin is None:
         return _DASH
-    shown = f"±{measure_amount(m.equivalence_margin, m)}, p = {format_p(m.p_equivalence)}"
+    margin = _tost_margin(m) if m.equivalence_interval is not None else f"±{measure_amount(m.equivalence_margin, m)}"
+    shown = f"{margin}, p = {format_p(m.p_equivalence)}"
     what = _what_decided(m, alpha, digits=1)
     return f"{shown}; {what}" if what else shown
 
@@ -310,6 +311,15 @@ def _tost_decimals(m: MeasureResult, digits: int) -> int:
     """The decimals of a count's TOST interval: its row's 95% CI's, and ``digits`` more."""
     low, high = m.equivalence_interval or (math.nan, math.nan)
     return _ci_decimals(m, (low, high)) + digits
+
+
+def _tost_margin(m: MeasureResult) -> str:
+    """``m``'s margin beside its TOST interval, in the interval's decimals (:func:`_what_decided` at ``digits=1``).
+
+    Rounded alike, an end just past the margin never shows inside it, nor one inside it outside.
+    """
+    margin = m.equivalence_margin if m.equivalence_margin is not None else math.nan
+    return f"±{100 * margin:.4f} pp" if is_percent(m) else f"±{margin:.{_tost_decimals(m, 1)}f}"
 
 
 def _what_decided(m: MeasureResult, alpha: float, *, digits: int = 0) -> str:
@@ -351,10 +361,7 @@ def decided_by(m: MeasureResult, alpha: float) -> str:
     if not what:
         return ""
     if m.equivalence_interval is not None:
-        margin = m.equivalence_margin
-        # the margin in the interval's decimals: rounding both alike never shows an end inside it as outside
-        shown = f"±{100 * margin:.4f} pp" if is_percent(m) else f"±{margin:.{_tost_decimals(m, 1)}f}"
-        return f"{what} {'inside' if m.equivalent else 'not inside'} {shown}"
+        return f"{what} {'inside' if m.equivalent else 'not inside'} {_tost_margin(m)}"
     if m.equivalence_bound is None and not m.equivalence_test.startswith(_BOUND_METHODS):
         return f"{what}, p = {format_p(m.p_equivalence)}"
     return f"{what}, margin ±{measure_amount(m.equivalence_margin, m)}"
