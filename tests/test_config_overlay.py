@@ -57,6 +57,24 @@ def test_model_args_and_settings_over_a_file_are_merged_key_by_key(tmp_path: Pat
     assert (config.settings.max_new_tokens, config.settings.stop) == (40, ("\n",))
 
 
+def test_a_model_given_over_a_files_model_leaves_the_files_model_args_out(tmp_path: Path) -> None:
+    path = _file(tmp_path, 'model = "builtin:echo"\naxes = ["gender"]\nn_pairs = 20\nmodel_args = { mode = "reverse" }\n')
+    (tmp_path / "bot.py").write_text("def reply(text):\n    return 'ok'\n")
+    config = AuditConfig.from_file(path, {"model": f"python:{tmp_path / 'bot.py'}:reply"})
+    assert dict(config.model_args) == {}  # before: {'mode': 'reverse'}, refused by python: as an unknown option
+    assert dict(AuditConfig.from_file(path, {"model": "builtin:echo"}).model_args) == {"mode": "reverse"}  # the same model
+
+
+def test_greedy_over_a_sampling_file_drops_the_files_sampling_settings(tmp_path: Path) -> None:
+    path = _file(
+        tmp_path, "model: builtin:echo\naxes: [gender]\nn_pairs: 20\nsettings: {do_sample: true, temperature: 0.7}\n", "c.yaml"
+    )
+    done = runner.invoke(app, ["audit", "--config", str(path), "--greedy", "--quiet", "-o", str(tmp_path / "g")])
+    assert done.exit_code == 0, done.output  # before: exit 2, "temperature applies only with --sample"
+    settings = json.loads((tmp_path / "g" / "run.json").read_text())["settings"]
+    assert settings["do_sample"] is False and settings["temperature"] is None
+
+
 def test_audit_margin_over_config_keeps_the_files_margin_and_records_both(tmp_path: Path) -> None:
     path = _file(tmp_path, _MARGINS)
     out = tmp_path / "out"

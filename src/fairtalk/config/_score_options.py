@@ -25,6 +25,7 @@ from fairtalk.config._file import FILE_FORMATS, load_mapping
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names, parse_scale
+from fairtalk.models import DecodingSettings
 from fairtalk.options import SCORE_FIELDS
 
 __all__ = [
@@ -393,8 +394,15 @@ def file_values(mapping: Mapping[str, Any]) -> dict[str, Any]:
 def overlay(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
     """``changes`` over ``base`` (flat tables of options): a key of ``changes`` wins, a table of :data:`TABLES` key by key.
 
+    A model given over the file's leaves the file's ``model_args`` out, and ``do_sample`` false
+    (``--greedy``) the file's sampling settings.
+
     >>> overlay({"margins": {"a": 0.01, "b": 0.02}, "seed": 1}, {"margins": {"a": 0.05}})
     {'margins': {'a': 0.05, 'b': 0.02}, 'seed': 1}
+    >>> overlay({"model": "hf:x", "model_args": {"dtype": "bf16"}}, {"model": "builtin:echo"})
+    {'model': 'builtin:echo'}
+    >>> overlay({"settings": {"do_sample": True, "temperature": 0.7}}, {"settings": {"do_sample": False}})
+    {'settings': {'do_sample': False}}
     """
     out = dict(base)
     nested = changes.get("score")
@@ -402,10 +410,15 @@ def overlay(base: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, An
         changes = merge_score_table({k: v for k, v in changes.items() if k != "score"}, nested)
     elif nested is not None:  # a ScoreOptions (or a bad value, refused later) replaces every scoring option
         out = {key: value for key, value in out.items() if key not in keys_of(ScoreOptions)}
+    if "model" in changes and "model" in out and changes["model"] != out["model"]:
+        out.pop("model_args", None)  # the file's model options are its model's, not the one given over it
     for key, value in changes.items():
         if key in TABLES and isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
             table = normal_keys(out[key]) if key == "settings" else dict(out[key])
-            out[key] = {**table, **(normal_keys(value) if key == "settings" else value)}
+            given = normal_keys(value) if key == "settings" else dict(value)
+            if key == "settings" and given.get("do_sample") is False:  # greedy over a sampling file: its sampling goes
+                table = {k: v for k, v in table.items() if k not in DecodingSettings.SAMPLING_KEYS}
+            out[key] = {**table, **given}
         else:
             out[key] = value
     return out

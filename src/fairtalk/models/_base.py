@@ -26,7 +26,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType, TracebackType
-from typing import Any, Generic, Self, TypeAlias, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeAlias, TypeVar
 
 from fairtalk._codec import Codec
 from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
@@ -100,6 +100,9 @@ class DecodingSettings(Codec):
     is what a model is asked for, as the manifest records it. ``to_dict()`` is every field in order
     (``stop`` as a list); ``DecodingSettings(**d)`` or ``from_dict(d)`` rebuilds the settings.
     """
+
+    SAMPLING_KEYS: ClassVar[tuple[str, ...]] = tuple(key for key, _ in _SAMPLING_DEFAULTS)
+    """The settings that apply only when sampling (greedy decoding ignores them)."""
 
     do_sample: bool = False
     temperature: float = 1.0
