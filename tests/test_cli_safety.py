@@ -166,12 +166,13 @@ def test_axes_that_would_share_a_folder_are_refused(toys: tuple[Path, Path, Path
     for name in ("foo+bar", "foo_bar", "index.html", "run.json"):
         _lexicon_copy(tmp_path, name)
     out = tmp_path / "report"
-    result = runner.invoke(
-        app, [*_audit(corpus, "builtin:echo", out), "--axis", f"{tmp_path / 'foo+bar.tsv'},{tmp_path / 'foo_bar.tsv'}"]
-    )
+    args = _audit(corpus, "builtin:echo", out)
+    args[args.index("--axis") + 1] = f"{tmp_path / 'foo+bar.tsv'},{tmp_path / 'foo_bar.tsv'}"  # --axis given once
+    result = runner.invoke(app, args)
     assert result.exit_code == 2 and "would share the report folder 'foo_bar'" in result.stderr
     for name in ("index.html", "run.json"):
-        result = runner.invoke(app, [*_audit(corpus, "builtin:echo", out), "--axis", str(tmp_path / f"{name}.tsv")])
+        args[args.index("--axis") + 1] = str(tmp_path / f"{name}.tsv")
+        result = runner.invoke(app, args)
         assert result.exit_code == 2 and "a name the audit uses itself" in result.stderr, result.output
     assert not (out / "store.sqlite").exists()  # refused before any work: no store, no generation
 

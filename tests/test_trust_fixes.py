@@ -91,7 +91,9 @@ def test_audit_counts_a_lexicon_file_as_an_input(toys: tuple[Path, Path], tmp_pa
     assert runner.invoke(app, _audit(corpus, "builtin:echo", out)).exit_code == 0
     lexicon = _lexicon(out / "gender" / "religion.tsv", "religion")
     before = lexicon.read_bytes()
-    result = runner.invoke(app, [*_audit(corpus, "builtin:echo", out), "--axis", f"gender,{lexicon}"])
+    args = _audit(corpus, "builtin:echo", out)
+    args[args.index("--axis") + 1] = f"gender,{lexicon}"  # --axis given once
+    result = runner.invoke(app, args)
     assert result.exit_code == 2, result.output
     assert "--axis file" in result.stderr and "which this run replaces" in result.stderr
     assert lexicon.read_bytes() == before

@@ -126,7 +126,11 @@ def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines
     def chat(*turns: tuple[str, str]) -> str:
         return json.dumps({"messages": [{"role": role, "content": text} for role, text in turns]}) + "\n"
 
+    from fairtalk.cli._console import console, err_console
+
     monkeypatch.chdir(tmp_path)  # a short location column: the reason's cell is not wrapped at any width
+    for made in (console, err_console):  # one table row a line, whatever width the consoles were made with (xdist)
+        monkeypatch.setattr(made, "_width", 400)
     source = Path("chats.jsonl")
     source.write_text(
         chat(("system", "be kind"), ("user", "is he here?"), ("assistant", "yes")) + chat(("user", "hi"), ("assistant", "hello"))

@@ -28,7 +28,7 @@ from fairtalk.cli._console import (
     terminal_safe,
     to_null_device,
 )
-from fairtalk.errors import FairtalkError
+from fairtalk.errors import FairtalkError, SpecError
 
 if TYPE_CHECKING:
     # typer vendors its own click (typer._click) and types TyperGroup with it; the click package is not a dependency.
@@ -73,6 +73,44 @@ _QUIET_HELP = "No progress bars and no info messages (errors and results stay)."
 _QUIET_JSON_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
 _VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
 _MSG_QUIET_VERBOSE = "-q/--quiet and -v/--verbose exclude each other"
+_MSG_GIVEN_TWICE = (
+    "{option} is given {n} times, and only the last would be read: give it once, its values comma-separated ({option} a,b)"
+)
+#: Options whose one value is a comma-separated list: a second one would replace the first without a word.
+_LIST_OPTIONS = ("--axis", "--primary", "--measures", "--similarity")
+
+
+def check_given_once(command: Command, args: Iterable[str]) -> None:
+    """SpecError when ``args`` give a list option of ``command`` (:data:`_LIST_OPTIONS`) more than once.
+
+    Click keeps the last value without a word, so ``--axis race --axis gender`` audited gender
+    alone and ``--primary a --primary b`` gated on b alone: a gate passed on less than was asked.
+    An option of one value given again (``--pairs``) is the usual last-wins override, and options
+    read many times (``--stop``, ``--margin``) add up; ``--`` ends the options.
+    """
+    valued = {
+        name: param
+        for param in command.params
+        if getattr(param, "opts", None) and not getattr(param, "is_flag", False)
+        for name in param.opts
+    }
+    counts: dict[str, int] = {}
+    tokens = iter(args)
+    for token in tokens:
+        if token == "--":
+            break
+        name, eq, _ = token.partition("=")
+        param = valued.get(name if eq and name.startswith("--") else token)
+        if param is None:
+            continue
+        if not eq:
+            next(tokens, None)  # its value, whatever it looks like
+        listed = next((opt for opt in param.opts if opt in _LIST_OPTIONS), None)
+        if listed is not None and not getattr(param, "multiple", False):
+            counts[listed] = counts.get(listed, 0) + 1
+    for option, n in counts.items():
+        if n > 1:
+            raise SpecError(_MSG_GIVEN_TWICE.format(option=option, n=n))
 
 
 def _output_params() -> list[Any]:
@@ -140,6 +178,13 @@ def add_output_options(command: Command) -> None:
                 _JUNIT.clear()
 
     command.callback = run
+    parse = command.parse_args
+
+    def parse_args(ctx: Context, args: list[str]) -> list[str]:
+        check_given_once(command, args)
+        return parse(ctx, args)
+
+    command.parse_args = parse_args  # type: ignore[method-assign]
     command._fairtalk_output = True  # type: ignore[attr-defined]
 
 
