@@ -107,3 +107,30 @@ def test_an_audit_of_conversations_sends_and_reports_no_control_characters(tmp_p
     for name in ("report.md", "results.json"):
         written = (out / "gender" / name).read_text(encoding="utf-8")
         assert not [c for c in CONTROL if c in written or json.dumps(c)[1:-1] in written], name
+
+
+def test_a_store_of_answers_given_to_the_raw_context_serves_no_multi_turn_answer_but_every_single_turn_one(
+    tmp_path: Path,
+) -> None:
+    """Before the transcript, a python: function got the raw context, and the store keyed its answer on that.
+
+    The store keys a ``python:`` model's answers on the transcript it gets, so such an old answer to a
+    multi-turn context is asked again, never served as the answer to the transcript; a single-turn
+    context's key is what it was.
+    """
+    from fairtalk.store import CachingResponder, RunStore, context_hash
+
+    asked: list[str] = []
+
+    def reply(text: str) -> str:
+        asked.append(text)
+        return "new: " + text
+
+    model = as_responder(reply)
+    with RunStore(tmp_path / "store.sqlite") as store:
+        run = store.run_id(model.fingerprint, S)
+        old = [(context_hash(c), 0, c, f"old: {c}", None) for c in (ALTERNATING, SINGLE[0])]  # keyed on the raw context
+        store.write(run, old)
+        answers = CachingResponder(model, store).respond([ALTERNATING, SINGLE[0]], S, seeds=[0, 0])
+    assert answers == ["new: hi, my son is ill\noh no, how is he?\nhe is better", f"old: {SINGLE[0]}"]
+    assert asked == ["hi, my son is ill\noh no, how is he?\nhe is better"]  # before: nothing asked, the old answer served

@@ -31,6 +31,7 @@ from typing import Any, ClassVar, Generic, Self, TypeAlias, TypeVar
 from fairtalk._codec import Codec
 from fairtalk.errors import ResponderError, ResponderTimeout, SpecError
 from fairtalk.models._streaming import InFlight, RetryCounts
+from fairtalk.records import transcript
 
 __all__ = [
     "DEFAULT_MAX_NEW_TOKENS",
@@ -335,6 +336,18 @@ class Responder(Closing, ABC):
         The ``hf:`` adapter refuses a ``max_new_tokens`` that leaves no room for a prompt in its
         model's positions; the run store calls it before it asks for any answer.
         """
+
+    #: Whether the model is given a multi-turn context as its transcript (``python:`` models), not as it is.
+    gets_transcript: bool = False
+
+    def keyed_text(self, context: str) -> str:
+        """The text the run store keys this model's answer to ``context`` on: what the model is given.
+
+        The context itself, or its transcript (one turn per line, which leaves a single-turn context
+        unchanged) for a model that :attr:`gets_transcript`: answers given to one form of a
+        multi-turn context are never served for another.
+        """
+        return transcript(context) if self.gets_transcript else context
 
     def prompts_cut(self, contexts: Sequence[str], settings: DecodingSettings) -> list[int] | None:
         """Per context, how many tokens of its prompt's start the model cuts off to fit (None by default: none known).

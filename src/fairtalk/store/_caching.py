@@ -191,8 +191,10 @@ class CachingResponder(Responder):
         self.responder.check_settings(settings)
         run_id = self.store.run_id(self.fingerprint, settings)
         todo: dict[tuple[bytes, int], list[int]] = {}
+        keyed = getattr(self.responder, "keyed_text", None)  # what the model is given (a duck-typed model: the context)
         for i, (context, seed) in enumerate(zip(contexts, seeds)):
-            todo.setdefault((context_hash(context), int(seed)), []).append(i)
+            text = keyed(context) if callable(keyed) else context
+            todo.setdefault((context_hash(text), int(seed)), []).append(i)
         results: list[str | ResponderError | None] = [None] * len(contexts)
         hits, failed = self.store.lookup_outcomes(run_id, list(todo))
         n_served = 0

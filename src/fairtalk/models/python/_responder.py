@@ -174,6 +174,10 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         ``batched``, ``timeout`` and ``max_concurrency`` (the defaults when left out).
     """
 
+    #: The function gets a multi-turn context as its transcript, so the run store keys its answers on that
+    #: (a store of before, keyed on the raw context the function was given then, is asked again, never served).
+    gets_transcript = True
+
     def __init__(
         self,
         fn: Callable[..., Any],

@@ -301,6 +301,7 @@ class ModelWorker:
         kind = type(self.model)
         return {
             "fingerprint": self.model.fingerprint,
+            "gets_transcript": self.model.gets_transcript,  # the driver's run store keys answers as the model does
             # whether the driver need ask this model to check settings and count cut prompts (the hf: adapter does)
             "checks": kind.check_settings is not Responder.check_settings or kind.prompts_cut is not Responder.prompts_cut,
             "user_spec": self.model.user_spec,
@@ -446,6 +447,7 @@ class RayResponder(Responder):
             self._fingerprint, self.input_paths = described["fingerprint"], tuple(described["input_paths"])
             self.user_spec = described.get("user_spec")
             self._checks = bool(described.get("checks"))
+            self.gets_transcript = bool(described.get("gets_transcript"))
             self.resolved_target = described.get("resolved_target")
         elif described["fingerprint"] != self._fingerprint:
             _LOG.warning(
