@@ -255,7 +255,7 @@ class RunStore(Closing):
         except sqlite3.DatabaseError as exc:  # "database disk image is malformed", before the check could run
             problems = [str(exc)]
         if problems != ["ok"]:
-            raise StoreError(f"{self.path}: " + _MSG_DAMAGED.format(problem="; ".join(problems)))
+            raise StoreError(f"{self.path}: " + _MSG_DAMAGED.format(problem="; ".join(" ".join(p.split()) for p in problems)))
 
     def _register(self) -> None:
         """Count this store's answers under its file (:func:`store_written`): a file other than the one counted starts anew."""
