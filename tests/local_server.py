@@ -7,12 +7,13 @@ two test runs on one machine never share a port and no server outlives its test.
 
 from __future__ import annotations
 
+import json
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-__all__ = ["LocalServer", "RefusedPort"]
+__all__ = ["LocalServer", "RefusedPort", "send_chat_answer"]
 
 
 class LocalServer:
@@ -71,3 +72,13 @@ class RefusedPort:
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+def send_chat_answer(handler: BaseHTTPRequestHandler, content: str) -> None:
+    """Answer the handler's request as an OpenAI-compatible chat completion whose message is ``content``."""
+    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    handler.send_header("Content-Length", str(len(body.encode())))
+    handler.end_headers()
+    handler.wfile.write(body.encode())

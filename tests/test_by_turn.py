@@ -23,7 +23,7 @@ import fairtalk
 from fairtalk.cli import app
 from fairtalk.records import join_turns
 from fairtalk.results import AuditResult
-from local_server import LocalServer
+from local_server import LocalServer, send_chat_answer
 
 runner = CliRunner()
 
@@ -94,12 +94,7 @@ class _Planted(BaseHTTPRequestHandler):
         payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         turns = [m["content"] for m in payload["messages"] if m["role"] != "system"]
         answer = _LOGIC["planted"](turns)  # type: ignore[operator]
-        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}]})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body.encode())))
-        self.end_headers()
-        self.wfile.write(body.encode())
+        send_chat_answer(self, answer)
 
 
 @pytest.fixture()

@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 import fairtalk
 from fairtalk.cli import app
-from local_server import LocalServer
+from local_server import LocalServer, send_chat_answer
 
 runner = CliRunner()
 
@@ -35,12 +35,7 @@ class _Chat(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802
         self.rfile.read(int(self.headers["Content-Length"]))
-        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body.encode())))
-        self.end_headers()
-        self.wfile.write(body.encode())
+        send_chat_answer(self, "ok")
 
 
 @pytest.fixture()

@@ -20,7 +20,7 @@ from fairtalk.cli import app
 from fairtalk.measures import Judge
 from fairtalk.models.openai._latency import is_probe
 from fairtalk.report import md_escape
-from local_server import LocalServer
+from local_server import LocalServer, send_chat_answer
 
 runner = CliRunner()
 
@@ -37,12 +37,7 @@ class _HalfDown(BaseHTTPRequestHandler):
         if "flaky" in last and not is_probe(last):
             self.send_error(500, "judge overloaded")
             return
-        body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "Yes."}, "finish_reason": "stop"}]})
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body.encode())))
-        self.end_headers()
-        self.wfile.write(body.encode())
+        send_chat_answer(self, "Yes.")
 
 
 @pytest.fixture()
