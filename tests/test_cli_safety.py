@@ -146,7 +146,9 @@ def test_a_new_run_replaces_every_entry_of_the_old_one(toys: tuple[Path, Path, P
     corpus, models, _ = toys
     out = tmp_path / "report"
     second_axis = _lexicon_copy(tmp_path, "gender2")
-    two = runner.invoke(app, [*_audit(corpus, f"python:{models}:fair", out), "--axis", f"gender,{second_axis}"])
+    args = _audit(corpus, f"python:{models}:fair", out)
+    args[args.index("--axis") + 1] = f"gender,{second_axis}"  # --axis given once
+    two = runner.invoke(app, args)
     assert two.exit_code == 0, two.output
     assert (out / "gender2" / "results.json").is_file()
     (out / "notes.txt").write_text("mine")

@@ -31,8 +31,8 @@ def corpus(tmp_path: Path) -> Path:
     return write_corpus(data)
 
 
-def _audit(corpus: Path, out: Path | str, *extra: str, model: str = "builtin:echo") -> list[str]:
-    return ["audit", "--corpus", str(corpus), "--axis", "gender", "--model", model, "-o", str(out), *FAST, *extra]
+def _audit(corpus: Path, out: Path | str, *extra: str, model: str = "builtin:echo", axis: str = "gender") -> list[str]:
+    return ["audit", "--corpus", str(corpus), "--axis", axis, "--model", model, "-o", str(out), *FAST, *extra]
 
 
 def _run_id(out: Path) -> str:
@@ -91,7 +91,7 @@ def test_a_rerun_replaces_a_fairtalk_folder_cleanly_and_keeps_the_store(corpus: 
     lexicon = tmp_path / "gender2.tsv"
     gender = (Path(fairtalk.__file__).parent / "lexicons" / "gender.tsv").read_text()
     lexicon.write_text("# axis: gender2\n" + "\n".join(x for x in gender.splitlines() if not x.startswith("# axis:")))
-    first = runner.invoke(app, [*_audit(corpus, out), "--axis", f"gender,{lexicon}"])
+    first = runner.invoke(app, _audit(corpus, out, axis=f"gender,{lexicon}"))
     assert first.exit_code == 0, first.output
     first_id = _run_id(out)
     second = runner.invoke(app, _audit(corpus, out))
@@ -110,7 +110,7 @@ def test_a_run_into_the_folder_of_an_earlier_one_says_it_replaced_it_and_which_a
     lexicon = tmp_path / "gender2.tsv"
     gender = (Path(fairtalk.__file__).parent / "lexicons" / "gender.tsv").read_text()
     lexicon.write_text("# axis: gender2\n" + "\n".join(x for x in gender.splitlines() if not x.startswith("# axis:")))
-    first = runner.invoke(app, [*_audit(corpus, out), "--axis", f"gender,{lexicon}"])
+    first = runner.invoke(app, _audit(corpus, out, axis=f"gender,{lexicon}"))
     assert first.exit_code == 0, first.output
     assert "replaced the earlier run" not in first.output  # a new folder: nothing replaced
     second = runner.invoke(app, _audit(corpus, out))  # under --quiet too: an earlier axis' report is gone
@@ -137,7 +137,7 @@ def test_a_user_file_in_a_folder_the_run_would_displace_is_refused(corpus: Path,
     lexicon = tmp_path / "gender2.tsv"
     gender = (Path(fairtalk.__file__).parent / "lexicons" / "gender.tsv").read_text()
     lexicon.write_text("# axis: gender2\n" + "\n".join(x for x in gender.splitlines() if not x.startswith("# axis:")))
-    assert runner.invoke(app, [*_audit(corpus, out), "--axis", f"gender,{lexicon}"]).exit_code == 0
+    assert runner.invoke(app, _audit(corpus, out, axis=f"gender,{lexicon}")).exit_code == 0
     mine = out / "gender2" / "mine.txt"
     mine.write_text("keep")
     _refused(runner.invoke(app, _audit(corpus, out)), mine)

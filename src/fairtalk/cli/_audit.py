@@ -132,6 +132,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
         values["settings"] = decoding
         names.update({key: flag for key, flag in SAMPLING_FLAGS.items() if key in decoding})
     names.setdefault("do_sample", SAMPLING_FLAGS["do_sample"])
+    values.pop("engine", None)  # --engine and --ray-* go over the file's engine table below, keeping its other keys
     if path is None:
         config = fairtalk.AuditConfig().updated(values, names=names)
     else:  # the file's values under the command line's, tables merged key by key, validated once
