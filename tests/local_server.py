@@ -13,7 +13,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-__all__ = ["LocalServer", "RefusedPort", "send_chat_answer"]
+__all__ = ["LocalServer", "RefusedPort", "send_chat_answer", "send_json"]
 
 
 class LocalServer:
@@ -74,11 +74,19 @@ class RefusedPort:
         self.close()
 
 
+def send_json(handler: BaseHTTPRequestHandler, status: int, body: object) -> None:
+    """Answer the handler's request with ``body`` as JSON (a client that has gone meanwhile is no error)."""
+    data = json.dumps(body).encode()
+    try:
+        handler.send_response(status)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+
+
 def send_chat_answer(handler: BaseHTTPRequestHandler, content: str) -> None:
     """Answer the handler's request as an OpenAI-compatible chat completion whose message is ``content``."""
-    body = json.dumps({"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})
-    handler.send_response(200)
-    handler.send_header("Content-Type", "application/json")
-    handler.send_header("Content-Length", str(len(body.encode())))
-    handler.end_headers()
-    handler.wfile.write(body.encode())
+    send_json(handler, 200, {"choices": [{"message": {"role": "assistant", "content": content}, "finish_reason": "stop"}]})

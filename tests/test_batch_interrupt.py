@@ -30,7 +30,7 @@ from fairtalk.cli import app
 from fairtalk.errors import ResponderAborted, ResponderError
 from fairtalk.models import DecodingSettings, Responder, batched, respond_each_checked
 from fairtalk.models import _streaming as streaming
-from local_server import LocalServer
+from local_server import LocalServer, send_json
 
 runner = CliRunner()
 
@@ -205,7 +205,7 @@ class _Stub(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802 - the preflight's model list
-        self._send(200, {"data": [{"id": "stub"}]})
+        send_json(self, 200, {"data": [{"id": "stub"}]})
 
     def do_POST(self) -> None:  # noqa: N802
         st = self.state
@@ -216,20 +216,9 @@ class _Stub(BaseHTTPRequestHandler):
             _thread.interrupt_main()  # Ctrl-C while this request is out
             st["release"].wait(30)
         elif text == st["refuse"]:
-            self._send(400, {"error": "refused"})
+            send_json(self, 400, {"error": "refused"})
         else:
-            self._send(200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
-
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
+            send_json(self, 200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
 
 
 @pytest.fixture()

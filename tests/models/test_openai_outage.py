@@ -22,7 +22,7 @@ from fairtalk.errors import ResponderAborted, TransportError
 from fairtalk.models import DecodingSettings, load_responder
 from fairtalk.models._streaming import Outage
 from fairtalk.progress import ProgressEvent
-from local_server import LocalServer, RefusedPort
+from local_server import LocalServer, RefusedPort, send_json
 
 #: Both given: the preflight measures no latency, so every POST is one of the run's requests.
 FIXED = "timeout=5&max_concurrency=4"
@@ -37,7 +37,7 @@ class _Restarting(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802 - the preflight's model list
-        self._send(200, {"data": [{"id": "stub"}]})
+        send_json(self, 200, {"data": [{"id": "stub"}]})
 
     def do_POST(self) -> None:  # noqa: N802
         st = self.state
@@ -50,22 +50,11 @@ class _Restarting(BaseHTTPRequestHandler):
             down = since is not None and (down_for is None or time.monotonic() - since < down_for)
             st["refused"] += down
         if not down:
-            self._send(200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
+            send_json(self, 200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
         elif st["how"] == "503":
-            self._send(503, {"error": "restarting"})
+            send_json(self, 503, {"error": "restarting"})
         else:  # a proxy that restarts: the connection is closed without an answer
             self.close_connection = True
-
-    def _send(self, status: int, body: dict) -> None:
-        data = json.dumps(body).encode()
-        try:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass
 
 
 @pytest.fixture()
@@ -112,7 +101,7 @@ class _NowAndThen429(_Restarting):
             self.send_header("Content-Length", "0")
             self.end_headers()
         else:
-            self._send(200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
+            send_json(self, 200, {"choices": [{"message": {"content": f"re: {text}"}, "finish_reason": "stop"}]})
 
 
 def test_a_server_rate_limiting_now_and_then_is_warned_of_once_and_its_retries_are_counted(
