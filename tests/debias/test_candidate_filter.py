@@ -45,6 +45,12 @@ def test_swapper_may_be_a_swapper_lexicon_or_axis() -> None:
         assert filter_pool(POOL, drop="group_words", swapper=axis).dropped_by == {"group_words": 2}
 
 
+def test_a_multiway_axis_name_looks_for_every_groups_words() -> None:
+    pool = ["the hindu temple", "an atheist friend", "a church", "hello"]
+    assert filter_pool(pool, drop="group_words", swapper="religion").kept == ("hello",)
+    assert filter_pool(pool, drop="group_words", swapper="religion:christian-muslim").kept == tuple(pool[:2] + pool[3:])
+
+
 def test_offense_threshold_is_used() -> None:
     strict = filter_pool(POOL, drop=["offensive"], offense_threshold=0.0)
     assert strict.n_after == 0

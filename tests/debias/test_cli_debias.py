@@ -105,6 +105,22 @@ def test_pool_filter(tmp_path: Path) -> None:
     assert "pool before 4" in text and "pool after 2" in text and "dropped: group_words 1" in text
 
 
+def test_pool_filter_with_a_multiway_axis_drops_every_groups_words(tmp_path: Path) -> None:
+    """A bare religion drops candidates naming any of its six groups, not only its first pair's (once refused)."""
+    pool = tmp_path / "pool.txt"
+    lines = ["we met at church", "the hindu temple is old", "she is an atheist", "the buddhist sutras", "hello there"]
+    pool.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "kept.txt"
+    args = ["pool-filter", "--pool", str(pool), "-o", str(out), "--drop", "group_words", "--axis", "religion"]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert out.read_text(encoding="utf-8").splitlines() == ["hello there"]
+    assert "dropped: group_words 4" in _flat(result.output)
+    one_pair = RUNNER.invoke(app, [*args[:-1], "religion:christian-muslim"])
+    assert one_pair.exit_code == 0, one_pair.output  # church only: temple, atheist and sutras are not its words
+    assert out.read_text(encoding="utf-8").splitlines() == lines[1:]
+
+
 def test_pool_filter_errors(tmp_path: Path) -> None:
     pool = tmp_path / "pool.txt"
     pool.write_text("hi\n", encoding="utf-8")

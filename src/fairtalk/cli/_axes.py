@@ -13,19 +13,22 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from typer._click import Command
 
-__all__ = ["AUDIT_AXES", "AXES", "axes_text", "fill_axes_help"]
+__all__ = ["AUDIT_AXES", "AXES", "WORD_AXES", "axes_text", "fill_axes_help"]
 
 #: Placeholder in a help text for the axes one lexicon stands for (a multi-way axis: two of its groups, named).
 AXES = "{axes}"
 #: Placeholder in a help text for the axes an audit takes (a multi-way axis: every group against the first).
 AUDIT_AXES = "{audit-axes}"
+#: Placeholder in a help text for the axes whose words are looked for (a multi-way axis: every group's words).
+WORD_AXES = "{word-axes}"
 
 
-def axes_text(*, audit: bool = False) -> str:
+def axes_text(*, audit: bool = False, words: bool = False) -> str:
     """The axes ``--axis`` takes, in words: the built-in ones in their order, then registered ones.
 
     A multi-way axis says how to pick two of its groups, and what its bare name stands for
-    (``audit``: every group against the first; elsewhere it is refused: only audit takes it).
+    (``audit``: every group against the first; ``words``: every group's words, as pool-filter
+    looks for them; elsewhere it is refused).
 
     Examples
     --------
@@ -45,6 +48,8 @@ def axes_text(*, audit: bool = False) -> str:
         groups = axis_groups(name)
         if audit:
             parts.append(f"{name} (every group against {groups[0]}; {name}:A-B for two of {', '.join(groups)})")
+        elif words:
+            parts.append(f"{name} (every group's words; {name}:A-B for two of {', '.join(groups)})")
         else:  # a single-pair command refuses the bare name (:func:`~fairtalk.cli._app.check_two_groups`)
             parts.append(
                 f"{name} ({name}:A-B for two of {', '.join(groups)}; a bare {name} only in audit: {groups[0]} against each)"
@@ -62,7 +67,9 @@ def fill_axes_help(command: Command) -> None:
         for sub in subcommands.values():
             fill_axes_help(sub)
         return
-    params = [p for p in command.params if any(mark in (getattr(p, "help", None) or "") for mark in (AXES, AUDIT_AXES))]
+    params = [
+        p for p in command.params if any(mark in (getattr(p, "help", None) or "") for mark in (AXES, AUDIT_AXES, WORD_AXES))
+    ]
     if not params or getattr(command, "_fairtalk_axes", False):
         return
     format_help = command.format_help
@@ -74,6 +81,8 @@ def fill_axes_help(command: Command) -> None:
                 text = text.replace(AXES, axes_text())
             if AUDIT_AXES in text:
                 text = text.replace(AUDIT_AXES, axes_text(audit=True))
+            if WORD_AXES in text:
+                text = text.replace(WORD_AXES, axes_text(words=True))
             param.help = text  # type: ignore[attr-defined]
         format_help(ctx, formatter)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -16,9 +16,12 @@ from fairtalk.cli._app import (
     resolve_lexicon,
     when_interrupted,
 )
-from fairtalk.cli._axes import AXES
+from fairtalk.cli._axes import AXES, WORD_AXES
 from fairtalk.cli._choices import Split
 from fairtalk.cli._schema import check_options, score_option
+
+if TYPE_CHECKING:
+    from fairtalk.lexicons import Lexicon
 
 _MSG_NO_DIALOGUES = (
     "no dialogues to augment: {n_read:,} records read, {n_no_response:,} without a response{skipped} "
@@ -132,6 +135,18 @@ _MSG_POOL_AXIS_UNUSED = "--axis is used only by --drop group_words, which is not
 _MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to filter"
 
 
+def _pool_lexicons(axis: str | None) -> list[Lexicon]:
+    """The lexicons whose words ``--drop group_words`` looks for: none, one, or each pair of a multi-way axis."""
+    from fairtalk.lexicons import expand_axis, load_lexicon
+
+    if axis is None:
+        return []
+    pairs = expand_axis(axis) if axis.strip() else (axis,)
+    if len(pairs) > 1:  # every group's words, as filter_pool looks for them for a multi-way axis name
+        return [load_lexicon(pair) for pair in pairs]
+    return [resolve_lexicon(axis, None)]
+
+
 @app.command("pool-filter")
 def pool_filter(
     ctx: typer.Context,
@@ -147,7 +162,9 @@ def pool_filter(
         "offensive,negative,group_words", "--drop", help="Comma-separated reasons: offensive, negative, group_words."
     ),
     axis: str | None = typer.Option(
-        None, "--axis", help=f"The axis or lexicon file whose words group_words drops. Axes: {AXES}."
+        None,
+        "--axis",
+        help=f"The axis or lexicon file whose words group_words drops. Axes: {WORD_AXES}.",
     ),
     offense_threshold: float = score_option("offense_threshold", "--offense-threshold", ranged=True),
     negative_threshold: float = typer.Option(
@@ -167,8 +184,8 @@ def pool_filter(
     if ("group_words" in reasons) != (axis is not None):  # the words need an axis; an axis nothing uses is dropped
         raise fairtalk.SpecError(_MSG_POOL_AXIS if axis is None else _MSG_POOL_AXIS_UNUSED)
     check_output_name(output, option="-o", kind="file")  # before any work: '-', '~'
-    lex = None if axis is None else resolve_lexicon(axis, None)
-    inputs = {"--pool": pool, **lexicon_inputs([] if lex is None else [lex], "--axis")}
+    lexicons = _pool_lexicons(axis)
+    inputs = {"--pool": pool, **lexicon_inputs(lexicons, "--axis")}
     candidates = read_pool(pool)
     if not candidates:
         raise fairtalk.InputError(_MSG_POOL_EMPTY, path=pool)
@@ -177,7 +194,7 @@ def pool_filter(
     result = filter_pool(
         candidates,
         drop=reasons,
-        swapper=lex,
+        swapper=axis if len(lexicons) > 1 else (lexicons[0] if lexicons else None),
         offense_threshold=offense_threshold,
         negative_threshold=negative_threshold,
         offense_scorer=offense,

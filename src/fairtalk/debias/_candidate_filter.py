@@ -30,7 +30,7 @@ from fairtalk._jsonl import open_input
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.files import same_file, write_text_atomic
-from fairtalk.lexicons import Lexicon, load_lexicon
+from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.measures import Measure, get_measure, score_unique
 
 __all__ = ["DROP_REASONS", "PoolFilterResult", "filter_pool", "is_filtered_pool", "read_pool", "write_pool"]
@@ -81,7 +81,8 @@ def filter_pool(
         Reasons from :data:`DROP_REASONS`: ``"group_words"``, ``"offensive"``, ``"negative"``.
     swapper : Swapper, Lexicon or str, optional
         The axis whose words ``group_words`` looks for (a lexicon or an axis name is turned into
-        a Swapper); required when ``group_words`` is dropped.
+        a Swapper; a multi-way axis name, such as ``"religion"``, looks for every group's words);
+        required when ``group_words`` is dropped.
     offense_threshold : float
         Offensive when the offense probability is ``>= offense_threshold``.
     negative_threshold : float
@@ -112,18 +113,18 @@ def filter_pool(
     for index, text in enumerate(texts):
         if not isinstance(text, str):
             raise TypeError(_MSG_NOT_TEXT.format(index=index, type=type(text).__name__))
+    swappers: tuple[Swapper, ...] = ()
     if "group_words" in reasons:
         if swapper is None:
             raise SpecError(_MSG_NEEDS_AXIS)
-        swapper = _as_swapper(swapper)
+        swappers = _as_swappers(swapper)
     alive = np.ones(len(texts), dtype=bool)
     dropped_by: dict[str, int] = {}
     for reason in reasons:
         positions = np.flatnonzero(alive)
         subset = [texts[i] for i in positions]
         if reason == "group_words":
-            assert isinstance(swapper, Swapper)
-            flags = np.fromiter((bool(swapper.sides(text)) for text in subset), dtype=bool, count=len(subset))
+            flags = np.fromiter((any(one.sides(text) for one in swappers) for text in subset), dtype=bool, count=len(subset))
         elif reason == "offensive":
             measure = cast(Measure, get_measure("offense", scorer=offense_scorer, threshold=offense_threshold))
             flags = score_unique(measure, subset)["offense_rate"] > 0.5 if subset else np.zeros(0, bool)
@@ -151,12 +152,13 @@ def _check_reasons(drop: Iterable[str]) -> tuple[str, ...]:
     return tuple(reason for reason in DROP_REASONS if reason in given)
 
 
-def _as_swapper(value: Swapper | Lexicon | str) -> Swapper:
+def _as_swappers(value: Swapper | Lexicon | str) -> tuple[Swapper, ...]:
+    """One Swapper, or one per group pair of a multi-way axis name (every group's words then count)."""
     if isinstance(value, Swapper):
-        return value
+        return (value,)
     if isinstance(value, Lexicon):
-        return Swapper(value)
-    return Swapper(load_lexicon(value))
+        return (Swapper(value),)
+    return tuple(Swapper(load_lexicon(pair)) for pair in expand_axis(value))
 
 
 def read_pool(path: str | os.PathLike[str]) -> list[str]:
