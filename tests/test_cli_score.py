@@ -403,3 +403,22 @@ def test_score_report_states_the_gate_requested_and_only_then(biased, tmp_path) 
     md = (tmp_path / "n" / "report.md").read_text(encoding="utf-8")
     html = (tmp_path / "n" / "report.html").read_text(encoding="utf-8")
     assert "Gate requested" not in md and "Gate fail-" not in md and "data-gate" not in html and "Gate fail-" not in html
+
+
+def test_a_config_files_bad_margin_key_and_audit_options_are_errors_naming_the_file(biased, tmp_path) -> None:
+    """score --config: a misspelt margin key names the file (as audit's does); an audit's run option says whose it is."""
+    config = tmp_path / "c.toml"
+    config.write_text("[margins]\noffense_ratee = 0.02\n", encoding="utf-8")
+    out = tmp_path / "r"
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--config", str(config))
+    assert done.exit_code == 2, done.output
+    assert f"error: {config}: unknown margin measure key 'offense_ratee'; did you mean 'offense_rate'?" in done.stderr
+    given = _score(
+        "--responses", str(biased), "--axis", "gender", "-o", str(out), "--config", str(config), "--margin", "length=3"
+    )
+    assert given.exit_code == 2 and f"error: {config}: unknown margin measure key 'offense_ratee'" in given.stderr
+    config.write_text("n_pairs = 100\nalpha = 0.01\n", encoding="utf-8")
+    done = _score("--responses", str(biased), "--axis", "gender", "-o", str(out), "--config", str(config))
+    assert done.exit_code == 2, done.output
+    assert f"error: {config}: 'n_pairs' is an audit option, not a score option" in done.stderr
+    assert not (out / "results.json").exists()

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -55,6 +54,7 @@ from fairtalk.cli._test_options import (
     SCORE_CONVERTERS,
     SCORE_KEYS,
     SYSTEM_PROMPT,
+    check_file_keys,
     check_judge_options,
     check_junit,
     ci_outputs,
@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from contextlib import AbstractContextManager
 
-    from fairtalk import AuditConfig, InputError, Lexicon, ScoreOptions
+    from fairtalk import AuditConfig, InputError, Lexicon
     from fairtalk.gates import Gate, GateOutcome
     from fairtalk.results import AuditResult, AuditRun
 
@@ -147,33 +147,11 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
     with _of_file(path, values, "axes"):  # an unknown axis of the file names it
         lexicons = load_axes(config.axes)  # an axis given twice fails here, before its report folder is checked
-    _check_keys(path, values, config.score, lexicons)  # a bad margin or primary key of the file names it
+    check_file_keys(path, values, config.score, lexicons)  # a bad margin or primary key of the file names it
     if isinstance(config.model, str):
         with _of_file(path, values, "model", "model_args"):  # before any answer: a bad model of the file names it
             check_model_spec(config.model, **config.model_args)
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
-
-
-def _check_keys(path: str | None, given: Mapping[str, Any], options: ScoreOptions, lexicons: Sequence[Lexicon]) -> None:
-    """The audit's own check of the margin and primary keys against the audited axes' measures, before any answer.
-
-    The keys that came from the ``--config`` file (a margin no ``--margin`` gave, the primary keys
-    when no ``--primary``) are checked first, and a SpecError there names the file, as its other
-    errors do (``audit.toml: unknown margin measure key 'offense_rat'; ...``); then all of them.
-    """
-    from fairtalk.run import audit_score_options
-
-    if path is not None:
-        from fairtalk.config import file_named
-
-        flags = given.get("margins", {})
-        of_file = {key: margin for key, margin in options.margins.items() if key not in flags}
-        with file_named(path):
-            audit_score_options(
-                dataclasses.replace(options, margins=of_file, primary=None if "primary" in given else options.primary),
-                lexicons,
-            )
-    audit_score_options(options, lexicons)
 
 
 def _of_file(path: str | None, given: Mapping[str, object], *keys: str) -> AbstractContextManager[None]:

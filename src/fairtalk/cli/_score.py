@@ -31,6 +31,7 @@ from fairtalk.cli._test_options import (
     JUNIT,
     SCORE_CONVERTERS,
     SCORE_KEYS,
+    check_file_keys,
     check_judge_options,
     check_junit,
     ci_outputs,
@@ -183,6 +184,7 @@ def score(
             options = fairtalk.ScoreOptions.from_file(config, values, names=names)
         check_judge_options(options)
         target = resolve_lexicon(axis, lexicon)
+        check_file_keys(config, values, options, [target])  # a bad margin or primary key of the file names it
         on_ray = engine_option(engine, ray_address, ray_actors)
         with stdin_as_file(responses) as responses_path:
             if responses_b is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -13,7 +14,7 @@ from fairtalk.cli._app import check_output_file, info, junit_on_error, say
 from fairtalk.options import SCORE_FIELDS
 
 if TYPE_CHECKING:
-    from fairtalk import AuditResult, ModelComparison, ScoreOptions
+    from fairtalk import AuditResult, Lexicon, ModelComparison, ScoreOptions
     from fairtalk.gates import Gate
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
@@ -78,7 +79,7 @@ CONFIG = typer.Option(
     "--config",
     metavar="<str>",  # one file, as before it was declared a list
     callback=_config_once,
-    help="A TOML (or YAML) file of options, named as the library's keywords (n_pairs, n_resamples, ...): its values are defaults; options given on the command line override them (a table, such as --margin, key by key). Give it once.",
+    help="A TOML (or YAML) file of options, named as the library's keywords (alpha, n_resamples, ...; an audit's also n_pairs, model, ...): its values are defaults; options given on the command line override them (a table, such as --margin, key by key). Give it once.",
 )
 #: The scoring options, by field name: the parameters of `score` and `audit` that set them have these names.
 SCORE_KEYS = tuple(SCORE_FIELDS)
@@ -400,3 +401,25 @@ def write_ci_files(
             append_text(summary, text + "\n", inputs={**(protected or {}), "--junit": junit})
         except OutputError as exc:
             say(_MSG_SUMMARY.format(error=exc), style="yellow", stderr=True)
+
+
+def check_file_keys(path: str | None, given: Mapping[str, Any], options: ScoreOptions, lexicons: Sequence[Lexicon]) -> None:
+    """Check the margin and primary keys against the axes' measures, before any answer (audit, score).
+
+    The keys that came from the ``--config`` file (a margin no ``--margin`` gave, the primary keys
+    when no ``--primary``) are checked first, and a SpecError there names the file, as its other
+    errors do (``run.toml: unknown margin measure key 'offense_rat'; ...``); then all of them.
+    """
+    from fairtalk.run import audit_score_options
+
+    if path is not None:
+        from fairtalk.config import file_named
+
+        flags = given.get("margins", {})
+        of_file = {key: margin for key, margin in options.margins.items() if key not in flags}
+        with file_named(path):
+            audit_score_options(
+                dataclasses.replace(options, margins=of_file, primary=None if "primary" in given else options.primary),
+                lexicons,
+            )
+    audit_score_options(options, lexicons)

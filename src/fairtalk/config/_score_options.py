@@ -26,7 +26,7 @@ from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names, parse_scale
 from fairtalk.models import DecodingSettings
-from fairtalk.options import SCORE_FIELDS
+from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 
 __all__ = [
     "CORRECTIONS",
@@ -70,6 +70,8 @@ _MSG_MARGIN = "equivalence margin for {key!r} must be a number > 0, got {value!r
 _MSG_KEYWORD = "{function}() got an unexpected keyword argument {key!r}"
 _MSG_OPTIONS_TYPE = "options must be a ScoreOptions, got {type}"
 _MSG_UNKNOWN_OPTION = "unknown {what} option {given!r}"
+#: A run option (``n_pairs``, ``model``) where only scoring options are read: say whose option it is.
+_MSG_RUN_OPTION = "{given!r} is an audit option, not a score option (score reads only the scoring options)"
 _MSG_TWICE = "option {key!r} is given twice (at the top and in [score])"
 _MSG_BOTH = "give {what}= or keyword options, not both with different values ({keys})"
 #: An empty list (``--measures ''``, ``measures = []``) would silently mean "none" or "the default": refused.
@@ -325,6 +327,9 @@ class ScoreOptions:
     def updated(self, changes: Mapping[str, Any], *, names: Mapping[str, str] | None = None) -> ScoreOptions:
         """A copy with ``changes`` applied (validated as a whole); unknown keys are SpecErrors."""
         given = normal_keys(changes)
+        for key in given:
+            if key in RUN_FIELDS:  # an audit's config file given to score: its run options are audit's alone
+                raise SpecError(_MSG_RUN_OPTION.format(given=key), choices=self.keys(), given=key)
         unknown_key(given, self.keys(), "score")
         values = {key: getattr(self, key) for key in self.keys()}
         return ScoreOptions(**{**values, **given}, names=names)
