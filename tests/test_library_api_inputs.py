@@ -69,6 +69,9 @@ def test_results_have_a_short_repr_and_keep_their_fields() -> None:
     counts = {str(v): list(result.verdicts.values()).count(v) for v in set(result.verdicts.values())}
     assert counts and all(f"'{k}': {n}" in repr(result) for k, n in counts.items())
     assert "n_pairs={'gender': 60}" in repr(run) and "model='builtin:echo" in repr(run)
+    axis = run.axes["gender"]
+    assert repr(axis) == f"AxisRun(axis='gender', result={result!r}, generated=120, cached=0, errors=0)"
+    assert axis.coverage.n_pairs == 60 and axis.generation.n_items == 120  # the fields stay whole
     assert AuditRun.from_dict(run.to_dict()) == run and AuditResult.from_dict(result.to_dict()) == result
 
 

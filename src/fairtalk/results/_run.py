@@ -143,6 +143,17 @@ class AxisRun(Codec):
         """The axis' folder inside the audit's output folder."""
         return axis_folder(self.axis)
 
+    def __repr__(self) -> str:
+        """One line: the axis, its result's line, and its answers generated, served from the store and failed.
+
+        The fields stay whole on the object (``coverage``, ``generation``, ``pairs_check``, ``to_dict()``).
+        """
+        made = self.generation
+        return (
+            f"AxisRun(axis={self.axis!r}, result={self.result!r}, generated={made.n_generated}, "
+            f"cached={made.n_cached}, errors={made.n_errors})"
+        )
+
 
 @dataclass(frozen=True, slots=True)
 class AuditRun(Codec, Result[tuple[str, str]]):
