@@ -47,7 +47,6 @@ def test_a_file_given_as_audit_pairs_says_it_is_a_count(tmp_path: Path) -> None:
         ["swap", "my church is near"],
         ["score", "--responses", "r.jsonl"],
         ["augment", "--corpus", "builtin:chitchat", "-o", "aug.jsonl"],
-        ["pool-filter", "--pool", "inputs/pool.txt", "--drop", "group_words", "-o", "kept.txt"],
         ["train", "seq2seq", "--debias", "cda", "-o", "ckpt"],
         ["reproduce", "debias", "--quick", "-o", "rep"],
     ],
@@ -56,7 +55,10 @@ def test_a_file_given_as_audit_pairs_says_it_is_a_count(tmp_path: Path) -> None:
 def test_a_single_pair_command_refuses_a_bare_multiway_axis(
     args: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Review finding: `pairs --axis religion` took christian vs muslim, one fifth of what `audit --axis religion` runs."""
+    """Review finding: `pairs --axis religion` took christian vs muslim, one fifth of what `audit --axis religion` runs.
+
+    (pool-filter takes a bare multi-way axis: it drops every group's words, tests/debias/test_cli_debias.py.)
+    """
     monkeypatch.chdir(tmp_path)
     (tmp_path / "inputs").mkdir()
     (tmp_path / "inputs" / "pool.txt").write_text("hello there\n", encoding="utf-8")
