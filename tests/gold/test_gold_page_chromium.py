@@ -335,9 +335,10 @@ def test_an_answer_that_is_not_json_says_the_session_ended(axis_folder: Path, tm
     """An old tab whose server is gone, another one on the port answering 403 forbidden: a plain message, no SyntaxError."""
     with serving(_log(axis_folder, tmp_path)) as server:
         tab = browser.new_page()
+        # routed before the page loads: a key press can never reach the real server first (seen once under load)
+        tab.route("**/label", lambda route: route.fulfill(status=403, body="forbidden\n", content_type="text/plain"))
         tab.goto(server.url)
         sync_api.expect(tab.locator("#position")).to_have_text("item 1 of 40", timeout=30_000)  # the page is up
-        tab.route("**/label", lambda route: route.fulfill(status=403, body="forbidden\n", content_type="text/plain"))
         ended = _press_until(tab, "y", lambda: "session has ended" in (tab.text_content("#status") or ""))
         assert ended, tab.text_content("#status")
         status = tab.text_content("#status") or ""
