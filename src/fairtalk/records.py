@@ -239,9 +239,13 @@ class Response:
 class Coverage(Codec):
     """What :func:`~fairtalk.build_pairs` saw and kept.
 
-    ``n_read``/``n_matched``/``n_mixed`` count contexts before de-duplication; ``n_by_group``
-    counts the unique pairs by original side (group name -> n); ``n_pairs`` is what was
-    yielded (fewer under ``limit``). ``top_terms`` are ``("he→she", n)`` over the unique pairs,
+    ``n_read``/``n_matched`` count contexts before de-duplication; ``n_by_group`` counts the
+    unique pairs by original side (group name -> n), ``n_duplicates`` the matched contexts whose
+    pair came earlier, and ``n_mixed`` the contexts that mention both groups: with ``mixed``
+    ``"drop"`` those dropped (before de-duplication), so that ``n_matched`` is
+    ``n_unique + n_duplicates + n_mixed``; with ``"keep"`` the unique mixed pairs kept, which
+    ``n_by_group`` already counts on their majority side, so that ``n_matched`` is
+    ``n_unique + n_duplicates``. ``n_pairs`` is what was yielded (fewer under ``limit``). ``top_terms`` are ``("he→she", n)`` over the unique pairs,
     written from the original's wording; ``skipped`` comes from the corpus reader.
     ``dialogue_sizes`` are the unique pairs' dialogues by size, ``((pairs, dialogues), ...)``
     (empty where the contexts name no dialogue): how many dialogues a sample of them spans

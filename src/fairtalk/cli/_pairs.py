@@ -25,6 +25,8 @@ _MSG_BLANK = "{option} is empty"
 _MSG_LONG_LINE = "a line longer than {limit} MiB; swap reads text, one line at a time"
 _MSG_NO_PAIRS = "no pairs to write: {why}; nothing was written"
 PAIRS_CHECK_FILE = "pairs_check.json"
+#: How many of the pairs' top swaps the summary lists (pairs_check.json holds more).
+_N_TOP_SWAPS_SHOWN = 10
 
 
 @app.command()
@@ -155,10 +157,13 @@ def _some_pairs(pairs: Iterable[Pair], pair_set: PairSet) -> Iterator[Pair]:
         raise fairtalk.InputError(_MSG_NO_PAIRS.format(why=why))
 
 
-def _print_coverage(
-    cov: Coverage, output: str, seconds: float, *, check: PairsCheck | None = None, check_path: str | None = None
-) -> None:
-    """Render a pairs Coverage summary (and the validity check) as a rich table on stderr."""
+def _print_coverage(cov: Coverage, output: str, seconds: float, *, check: PairsCheck, check_path: str | None) -> None:
+    """Render a pairs Coverage summary and the validity check (of the pairs written) as a rich table on stderr.
+
+    The rows under "matched" add up to it: the unique pairs by original group, the duplicates
+    and, under ``--mixed drop``, the mixed contexts dropped (under ``--mixed keep`` the kept
+    mixed pairs are counted among the unique pairs, and their row says "of which").
+    """
     from rich.table import Table
     from rich.text import Text
 
@@ -166,29 +171,12 @@ def _print_coverage(
     table.add_column(style="bold")
     table.add_column(justify="right")
     table.add_column(overflow="fold")
-    share = f"{cov.n_matched / cov.n_read:.1%} of read" if cov.n_read else ""
-    table.add_row("contexts read", f"{cov.n_read:,}", "")
-    table.add_row("matched", f"{cov.n_matched:,}", share)
-    shares = cov.original_shares
-    for side, group in zip("ab", cov.groups):
-        table.add_row(f"  original {group}", f"{cov.n_by_group[group]:,}", f"side {side}, {shares[group]:.1%} of unique pairs")
-    table.add_row("  mixed (both groups)", f"{cov.n_mixed:,}", "kept" if cov.mixed == "keep" else "dropped")
-    table.add_row("  duplicates", f"{cov.n_duplicates:,}", "dropped")
-    sample = f"sample of {cov.limit:,}" if cov.limit is not None else ""
-    if cov.balance:
-        sample = f"balanced {sample or 'sample'}, equal per original group"
-    elif min(cov.n_by_group.values(), default=0) and max(shares.values()) >= 0.8:  # --balance has both sides to draw from
-        big = max(shares, key=lambda g: shares[g])
-        table.add_row(
-            Text("one-sided", style="yellow"),
-            "",
-            Text(f"{shares[big]:.1%} of the originals are {big} wording; --balance draws equally from both"),
-        )
-    table.add_row("pairs written", f"{cov.n_pairs:,}", Text(f"{sample}{' → ' if sample else '→ '}{output}"))
-    terms = ", ".join(f"{term} {n:,}" for term, n in cov.top_terms)
-    table.add_row("top swaps", "", Text(terms or "none"))
-    if check is not None:
-        _check_rows(table, check, check_path)
+    _matched_rows(table, cov)
+    table.add_row("pairs written", f"{cov.n_pairs:,}", Text(f"{_written_note(cov)}→ {output}"))
+    # the swaps of the pairs written, as pairs_check.json counts them (not Coverage.top_terms: every unique pair's)
+    terms = ", ".join(f"{term} {n:,}" for term, n in check.top_swaps[:_N_TOP_SWAPS_SHOWN])
+    table.add_row("top swaps (written)", "", Text(terms or "none"))
+    _check_rows(table, check, check_path)
     from fairtalk.corpora import kept_in_part
 
     first = dict(cov.skipped_first)
@@ -197,6 +185,41 @@ def _print_coverage(
         table.add_row(Text(f"{done}: {reason}"), f"{n:,}", Text(f"first at {first.get(reason, '?')}"))
     table.add_row("time", f"{seconds:.1f} s", "")
     err_console.print(table, markup=False, highlight=False)
+
+
+def _matched_rows(table: Table, cov: Coverage) -> None:
+    """Contexts read, matched and what became of them (rows that add up to "matched"), and the one-sided warning."""
+    from rich.text import Text
+
+    share = f"{cov.n_matched / cov.n_read:.1%} of read" if cov.n_read else ""
+    table.add_row("contexts read", f"{cov.n_read:,}", "")
+    table.add_row("matched", f"{cov.n_matched:,}", share)
+    shares = cov.original_shares
+    for side, group in zip("ab", cov.groups):
+        table.add_row(f"  original {group}", f"{cov.n_by_group[group]:,}", f"side {side}, {shares[group]:.1%} of unique pairs")
+    if cov.mixed == "keep":  # among the unique pairs above, on the side with more mentions
+        table.add_row("    of which mixed", f"{cov.n_mixed:,}", "both groups, kept: on the side with more mentions")
+    else:
+        table.add_row("  mixed (both groups)", f"{cov.n_mixed:,}", "dropped")
+    table.add_row("  duplicates", f"{cov.n_duplicates:,}", "dropped")
+    if not cov.balance and min(cov.n_by_group.values(), default=0) and max(shares.values()) >= 0.8:
+        big = max(shares, key=lambda g: shares[g])  # --balance has both sides to draw from
+        table.add_row(
+            Text("one-sided", style="yellow"),
+            "",
+            Text(f"{shares[big]:.1%} of the originals are {big} wording; --balance draws equally from both"),
+        )
+
+
+def _written_note(cov: Coverage) -> str:
+    """What the pairs written are: a sample (balanced), or fewer than --limit asked for, saying so (or nothing)."""
+    short = cov.shortfall()
+    if short is not None:  # the corpus gave fewer than asked for: every pair it gave (balanced: of the smaller side)
+        return f"{short} "
+    sample = f"sample of {cov.limit:,}" if cov.limit is not None else ""
+    if cov.balance:
+        sample = f"balanced {sample or 'sample'}, equal per original group"
+    return f"{sample} " if sample else ""
 
 
 def _check_rows(table: Table, check: PairsCheck, path: str | None) -> None:

@@ -9,6 +9,11 @@ Rules
 * **Mixed contexts** mention both groups. ``mixed="drop"`` (default) drops and counts them;
   ``mixed="keep"`` swaps them anyway, with ``original_side`` the side with more mentions (a tie
   goes to ``"a"``), so for these side ``a`` only mostly holds the group-A wording.
+* **Counts** (:class:`~fairtalk.records.Coverage`) add up: every matched context is a unique
+  pair of one original side, a duplicate, or (``mixed="drop"``) a dropped mixed context, so
+  ``n_matched == sum(n_by_group.values()) + n_duplicates + (n_mixed if mixed == "drop" else 0)``.
+  Under ``mixed="keep"``, ``n_mixed`` counts the unique mixed pairs kept, which ``n_by_group``
+  holds on their majority side (a repeated mixed context is a duplicate only).
 * **Duplicates**: a pair whose sides, lowercased and with whitespace collapsed, equal those of an
   earlier pair is dropped and counted. This catches repeated contexts and also a context whose
   counterfactual twin came earlier ("how is he?" after "how is she?"). Only an 8-byte hash per
@@ -185,10 +190,9 @@ class PairSet:
             counts.n_matched += 1
             n_b = sum(s.source_side == "b" for s in result.swaps)
             n_a = len(result.swaps) - n_b
-            if n_a and n_b:
+            if n_a and n_b and not keep_mixed:  # dropped before de-duplication: counted as mixed only
                 counts.n_mixed += 1
-                if not keep_mixed:
-                    continue
+                continue
             side: Side = "a" if n_a >= n_b else "b"
             a, b = (context.text, result.text) if side == "a" else (result.text, context.text)
             key = _pair_key(a, b)
@@ -196,7 +200,8 @@ class PairSet:
                 counts.n_duplicates += 1
                 continue
             seen.add(key)
-            counts.by_side[side] += 1
+            counts.by_side[side] += 1  # a kept mixed pair too, on its majority side; n_mixed counts it among these
+            counts.n_mixed += bool(n_a and n_b)
             if context.cluster is not None:
                 counts.dialogues[context.cluster] += 1
             else:
