@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias import DROP_REASONS, filter_pool, read_pool, write_pool
+from fairtalk.debias import DROP_REASONS, PoolLines, filter_pool, read_pool, read_pool_lines, write_pool
 from fairtalk.errors import InputError, OutputError, SpecError
 from fairtalk.lexicons import load_lexicon
 
@@ -88,3 +88,10 @@ def test_pool_files(tmp_path: Path) -> None:
     bad.write_bytes(b"ok\n\xff\n")
     with pytest.raises(InputError, match=r"bad.txt:2: the candidate pool is not valid UTF-8"):
         read_pool(bad)
+
+
+def test_read_pool_lines_counts_the_blank_lines_read_pool_leaves_out(tmp_path: Path) -> None:
+    source = tmp_path / "pool.txt"
+    source.write_bytes(b"one\n\n  two  \n \t \r\nthree")
+    assert read_pool_lines(source) == PoolLines(candidates=("one", "two", "three"), n_blank=2)
+    assert read_pool_lines(source).n_lines == 5 and read_pool(source) == ["one", "two", "three"]

@@ -158,5 +158,78 @@ def test_augment_counts_the_system_messages_it_leaves_out_with_the_skipped_lines
     text = _flat(result.output)
     assert "dialogues in 2" in text and "counterparts added 1" in text
     # the reason's cell may wrap beside the count's at a narrow terminal: its words, the count and the place
-    assert "skipped: system messages (left out)" in text and "--system-prompt" not in text, text
+    assert "kept without a part: system messages (left out)" in text and "--system-prompt" not in text, text
     assert f"1 first at {source}:1" in text, text
+
+
+def _wide(monkeypatch: pytest.MonkeyPatch, width: int) -> None:
+    from fairtalk.cli._console import console, err_console
+
+    for made in (console, err_console):  # the width the tables are drawn at, whatever the consoles were made with (xdist)
+        monkeypatch.setattr(made, "_width", width)
+
+
+def test_augment_counts_a_missing_reply_once_among_those_without_a_response(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: the last line of an odd twitter file was "without a response 1" and "skipped: reply: ... 1" too."""
+    monkeypatch.chdir(tmp_path)
+    _wide(monkeypatch, 400)
+    Path("odd.txt").write_text("he is here\nok\nmy mom\n")
+    result = RUNNER.invoke(app, ["augment", "--corpus", "twitter:odd.txt", "--axis", "gender", "-o", "o1.jsonl"])
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert (
+        "records read 2 without a response 1 left out of which reply 1 missing (odd number of lines), first at odd.txt:3" in text
+    )
+    assert "skipped: reply" not in text and "kept without a part: reply" not in text
+    Path("one.txt").write_text("my mom\n")  # no dialogue at all: the error counts it once too
+    result = RUNNER.invoke(app, ["augment", "--corpus", "twitter:one.txt", "--axis", "gender", "-o", "o2.jsonl"])
+    flat = _flat(result.output)
+    assert result.exit_code == 2 and "1 records read, 1 without a response (1 reply: missing (odd number of lines))" in flat
+    assert "skipped" not in flat and not Path("o2.jsonl").exists()
+
+
+def test_augment_wraps_a_long_output_path_and_location_at_80_columns(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: the "→ OUTPUT" and "first at ..." cells ended in "…" at 80 columns; they wrap, as pairs' do."""
+    _wide(monkeypatch, 80)
+    deep = tmp_path / ("a_long_folder_name_" * 4) / ("another_long_folder_" * 3)
+    deep.mkdir(parents=True)
+    source = deep / "odd_twitter_corpus_file.txt"
+    source.write_text("he is here\nok\nmy mom\nok\nhe said\n")
+    out = deep / "augmented_corpus_output_file.jsonl"
+    result = RUNNER.invoke(app, ["augment", "--corpus", f"twitter:{source}", "--axis", "gender", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "…" not in result.output and all(len(line) <= 80 for line in result.output.splitlines())
+    joined = "".join(result.output.translate(_BOX).split())  # a folded cell's lines, joined again
+    assert f"→{out}" in joined and f"firstat{source}:5" in joined
+
+
+def test_pool_filter_counts_the_blank_lines_it_skips(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review finding: a pool of 12 lines, 2 of them blank, said "pool before 10" and nothing of the other 2."""
+    _wide(monkeypatch, 400)
+    pool = tmp_path / "pool.txt"
+    lines = ["hello there", "", "nice day", "   ", "she is here", "good", "fine", "yes", "no", "ok", "\t", "thanks"]
+    pool.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "kept.txt"
+    args = ["pool-filter", "--pool", str(pool), "-o", str(out), "--drop", "group_words", "--axis", "gender"]
+    result = RUNNER.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    text = _flat(result.output)
+    assert "lines read 12 blank lines skipped 3 pool before 9 dropped: group_words 1 pool after 8" in text, text
+    pool.write_text("hello there\nnice day\n", encoding="utf-8")  # none blank: no such rows
+    text = _flat(RUNNER.invoke(app, [*args[:4], str(tmp_path / "kept2.txt"), *args[5:]]).output)
+    assert "pool before 2" in text and "blank" not in text and "lines read" not in text
+
+
+def test_pool_filter_that_drops_every_candidate_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    """Review finding: it wrote a 0-byte pool with exit 0, which ``respond --model builtin:retrieval?pool=`` then refused."""
+    pool = tmp_path / "pool.txt"
+    pool.write_text("she is here\nhe is ok\n\nmy mom\n", encoding="utf-8")
+    out = tmp_path / "kept.txt"
+    args = ["pool-filter", "--pool", str(pool), "-o", str(out), "--drop", "group_words,negative", "--axis", "gender"]
+    result = RUNNER.invoke(app, args)
+    flat = _flat(result.output)
+    assert result.exit_code == 2, result.output
+    assert "error:" in flat and "every candidate of the pool was dropped (group_words 3); nothing was written" in flat
+    assert "give fewer --drop reasons" in flat and not out.exists()

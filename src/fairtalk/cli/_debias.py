@@ -29,6 +29,10 @@ _MSG_NO_DIALOGUES = (
     "builtin:chitchat); nothing was written"
 )
 
+#: How the corpus readers name a problem with a reply (twitter: ``reply: missing (odd number of lines)``); the record
+#: is kept without its reply, which augment counts among those without a response.
+_REPLY_PREFIX = "reply: "
+
 #: Ctrl-C before the augmented corpus is written: it is written whole or not at all.
 _MSG_NOT_WRITTEN = "{output} was not written (an earlier file there is unchanged)"
 
@@ -98,24 +102,50 @@ def _some_dialogues(augmentation: Any, contexts: Any, corpus: str) -> Any:
         yield dialogue
     if n == 0:
         summary, read = augmentation.summary, contexts.summary
-        skipped = "".join(f", {k:,} skipped: {reason}" for reason, k in read.skipped)
+        replies, others = _read_rows(read)  # a missing reply is one of those without a response, not a skip of its own
+        skipped = f" ({'; '.join(f'{k:,} {reason}' for reason, k in replies)})" if replies else ""
+        skipped += "".join(f", {k:,} {done}: {reason}" for done, reason, k in others)
         raise fairtalk.InputError(
             _MSG_NO_DIALOGUES.format(n_read=summary.n_read, n_no_response=summary.n_no_response, skipped=skipped)
         )
     check_counterparts(augmentation.summary, augmentation.swapper, corpus=corpus)  # a plain copy is no augmented corpus
 
 
+def _read_rows(read: Any) -> tuple[list[tuple[str, int]], list[tuple[str, str, int]]]:
+    """The reader's problems: those of a reply, a part of the records counted "without a response"; and the rest.
+
+    A twitter context whose reply is missing or unreadable is kept without it (and augment
+    then leaves it out, counted under "without a response"), so its reason is no skip of its
+    own; another problem that keeps its record in part is "kept without a part", as
+    ``fairtalk pairs`` says; any other skipped the line.
+    """
+    from fairtalk.corpora import kept_in_part
+
+    replies: list[tuple[str, int]] = []
+    others: list[tuple[str, str, int]] = []
+    for reason, n in read.skipped:
+        if reason.startswith(_REPLY_PREFIX):
+            replies.append((reason, n))
+        else:
+            others.append(("kept without a part" if kept_in_part(reason) else "skipped", reason, n))
+    return replies, others
+
+
 def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds: float) -> None:
-    """Render the counts of an augmentation pass as a rich table."""
+    """Render the counts of an augmentation pass as a rich table (long cells wrap: paths are never cut)."""
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title=f"fairtalk augment · axis {axis}", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
-    table.add_column()
+    table.add_column(overflow="fold")
+    replies, others = _read_rows(read)
     table.add_row("records read", f"{summary.n_read:,}", "")
     table.add_row("  without a response", f"{summary.n_no_response:,}", "left out")
+    for reason, n in replies:  # among those without a response: the reader kept the context, not the reply
+        what = reason.removeprefix(_REPLY_PREFIX)
+        table.add_row("    of which reply", f"{n:,}", Text(f"{what}, first at {read.where(reason) or '?'}"))
     table.add_row("dialogues in", f"{summary.n_in:,}", "")
     share = f"{summary.n_changed / summary.n_in:.1%} of dialogues" if summary.n_in else ""
     table.add_row("counterparts added", f"{summary.n_changed:,}", share)
@@ -123,8 +153,8 @@ def _print_augmentation(axis: str, summary: Any, read: Any, output: str, seconds
     table.add_row("dialogues out", f"{summary.n_out:,}", Text(f"{ratio} → {output}"))
     terms = ", ".join(f"{term} {n:,}" for term, n in summary.top_terms)
     table.add_row("top swaps", "", Text(terms or "none"))
-    for reason, n in read.skipped:  # lines the corpus reader could not use
-        table.add_row(Text(f"skipped: {reason}"), f"{n:,}", Text(f"first at {read.where(reason) or '?'}"))
+    for done, reason, n in others:  # lines the corpus reader could not use (or used in part)
+        table.add_row(Text(f"{done}: {reason}"), f"{n:,}", Text(f"first at {read.where(reason) or '?'}"))
     table.add_row("time", f"{seconds:.1f} s", "")
     console.print(table, markup=False, highlight=False)
 
@@ -133,6 +163,10 @@ _MSG_POOL_REASONS = "--drop takes a comma-separated list of reasons"
 _MSG_POOL_AXIS = "--drop group_words needs an axis: give --axis, the axis (or lexicon file) whose words are dropped"
 _MSG_POOL_AXIS_UNUSED = "--axis is used only by --drop group_words, which is not asked for; add it to --drop, or leave --axis out"
 _MSG_POOL_EMPTY = "no candidates in the pool (every line is blank); nothing to filter"
+_MSG_POOL_ALL_DROPPED = (
+    "every candidate of the pool was dropped ({reasons}); nothing was written: a retrieval pool with no candidates "
+    "cannot answer (respond --model 'builtin:retrieval?pool=...' refuses it); give fewer --drop reasons, or a larger pool"
+)
 
 
 def _pool_lexicons(axis: str | None) -> list[Lexicon]:
@@ -174,7 +208,7 @@ def pool_filter(
 ) -> None:
     """Remove biased candidates (offensive, strongly negative, mentioning group words) from a retrieval pool."""
     import fairtalk
-    from fairtalk.debias import filter_pool, is_filtered_pool, read_pool, write_pool
+    from fairtalk.debias import filter_pool, is_filtered_pool, read_pool_lines, write_pool
     from fairtalk.report import check_output_name
 
     check_options(ctx, "offense_threshold", "offense")  # in audit's words, before the pool is read
@@ -186,7 +220,8 @@ def pool_filter(
     check_output_name(output, option="-o", kind="file")  # before any work: '-', '~'
     lexicons = _pool_lexicons(axis)
     inputs = {"--pool": pool, **lexicon_inputs(lexicons, "--axis")}
-    candidates = read_pool(pool)
+    read = read_pool_lines(pool)
+    candidates = read.candidates
     if not candidates:
         raise fairtalk.InputError(_MSG_POOL_EMPTY, path=pool)
     # before the filtering: an input, a device, a file that is not a filtered pool of this one (the user's)
@@ -199,15 +234,26 @@ def pool_filter(
         negative_threshold=negative_threshold,
         offense_scorer=offense,
     )
+    if not result.kept:  # an empty pool is no pool: `respond --model builtin:retrieval?pool=` would refuse it
+        dropped = ", ".join(f"{reason} {n:,}" for reason, n in result.dropped_by.items() if n)
+        raise fairtalk.InputError(_MSG_POOL_ALL_DROPPED.format(reasons=dropped), path=pool)
     write_pool(result.kept, output, input_path=pool)
+    _print_pool_filter(result, read.n_blank)
+    info(f"wrote {output}", keep=[output])
+
+
+def _print_pool_filter(result: Any, n_blank: int) -> None:
+    """The counts of a pool filtering: blank lines skipped, the pool before, each reason's drops, the pool after."""
     from rich.table import Table
 
     table = Table(title="fairtalk pool-filter", show_header=False, title_justify="left")
     table.add_column(style="bold")
     table.add_column(justify="right")
+    if n_blank:
+        table.add_row("lines read", f"{result.n_before + n_blank:,}")
+        table.add_row("  blank lines skipped", f"{n_blank:,}")
     table.add_row("pool before", f"{result.n_before:,}")
     for reason, n in result.dropped_by.items():
         table.add_row(f"  dropped: {reason}", f"{n:,}")
     table.add_row("pool after", f"{result.n_after:,}")
     console.print(table, markup=False, highlight=False)
-    info(f"wrote {output}", keep=[output])

@@ -27,6 +27,8 @@ _LAZY: dict[str, str] = {
     "DROP_REASONS": "fairtalk.debias._candidate_filter:DROP_REASONS",
     "filter_pool": "fairtalk.debias._candidate_filter:filter_pool",
     "read_pool": "fairtalk.debias._candidate_filter:read_pool",
+    "read_pool_lines": "fairtalk.debias._candidate_filter:read_pool_lines",
+    "PoolLines": "fairtalk.debias._candidate_filter:PoolLines",
     "write_pool": "fairtalk.debias._candidate_filter:write_pool",
     "ROLE_RESOLVED": "fairtalk.debias._cda:ROLE_RESOLVED",
     "swap_dialogue": "fairtalk.debias._cda:swap_dialogue",

@@ -2,9 +2,11 @@
 
 from fairtalk.debias._candidate_filter import DROP_REASONS as DROP_REASONS
 from fairtalk.debias._candidate_filter import PoolFilterResult as PoolFilterResult
+from fairtalk.debias._candidate_filter import PoolLines as PoolLines
 from fairtalk.debias._candidate_filter import filter_pool as filter_pool
 from fairtalk.debias._candidate_filter import is_filtered_pool as is_filtered_pool
 from fairtalk.debias._candidate_filter import read_pool as read_pool
+from fairtalk.debias._candidate_filter import read_pool_lines as read_pool_lines
 from fairtalk.debias._candidate_filter import write_pool as write_pool
 from fairtalk.debias._cda import ROLE_RESOLVED as ROLE_RESOLVED
 from fairtalk.debias._cda import Augmentation as Augmentation
@@ -41,6 +43,8 @@ __all__ = [
     "DROP_REASONS",
     "filter_pool",
     "read_pool",
+    "read_pool_lines",
+    "PoolLines",
     "write_pool",
     "ROLE_RESOLVED",
     "swap_dialogue",

@@ -33,7 +33,16 @@ from fairtalk.files import same_file, write_text_atomic
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.measures import Measure, get_measure, score_unique
 
-__all__ = ["DROP_REASONS", "PoolFilterResult", "filter_pool", "is_filtered_pool", "read_pool", "write_pool"]
+__all__ = [
+    "DROP_REASONS",
+    "PoolFilterResult",
+    "PoolLines",
+    "filter_pool",
+    "is_filtered_pool",
+    "read_pool",
+    "read_pool_lines",
+    "write_pool",
+]
 
 #: The reasons a candidate can be dropped for, in the order they are checked.
 DROP_REASONS = ("group_words", "offensive", "negative")
@@ -161,8 +170,44 @@ def _as_swappers(value: Swapper | Lexicon | str) -> tuple[Swapper, ...]:
     return tuple(Swapper(load_lexicon(pair)) for pair in expand_axis(value))
 
 
+@dataclass(frozen=True, slots=True)
+class PoolLines:
+    """A candidate pool file as read (:func:`read_pool_lines`): its candidates, and the blank lines left out."""
+
+    candidates: tuple[str, ...]
+    n_blank: int
+
+    @property
+    def n_lines(self) -> int:
+        """Every line of the file: the candidates and the blank (or whitespace-only) lines."""
+        return len(self.candidates) + self.n_blank
+
+
 def read_pool(path: str | os.PathLike[str]) -> list[str]:
     """Read a candidate pool: one candidate per line (UTF-8), blank lines ignored, ends stripped.
+
+    :func:`read_pool_lines` reads it the same way and counts the blank lines too.
+
+    Raises
+    ------
+    InputError
+        The file is missing, unreadable or not UTF-8 (with the line).
+    """
+    return list(read_pool_lines(path).candidates)
+
+
+def read_pool_lines(path: str | os.PathLike[str]) -> PoolLines:
+    r"""Read a candidate pool as :func:`read_pool` does, counting the blank (or whitespace-only) lines it leaves out.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     pool = Path(folder) / "pool.txt"
+    ...     _ = pool.write_text("hi there\n\n   \nnice day\n")
+    ...     read = read_pool_lines(pool)
+    >>> read.candidates, read.n_blank, read.n_lines
+    (('hi there', 'nice day'), 2, 4)
 
     Raises
     ------
@@ -175,6 +220,7 @@ def read_pool(path: str | os.PathLike[str]) -> list[str]:
     except OSError as exc:
         raise InputError(_MSG_POOL_READ.format(reason=exc.strerror or exc), path=os.fspath(path)) from exc
     pool: list[str] = []
+    n_blank = 0
     for lineno, raw in enumerate(data.splitlines(), start=1):
         try:
             text = raw.decode("utf-8").strip()
@@ -182,7 +228,9 @@ def read_pool(path: str | os.PathLike[str]) -> list[str]:
             raise InputError(_MSG_POOL_DECODE, path=os.fspath(path), line=lineno) from exc
         if text:
             pool.append(text)
-    return pool
+        else:
+            n_blank += 1
+    return PoolLines(candidates=tuple(pool), n_blank=n_blank)
 
 
 def is_filtered_pool(path: str | os.PathLike[str], candidates: Iterable[str]) -> bool:
