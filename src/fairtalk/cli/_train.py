@@ -83,6 +83,7 @@ def train(
     import fairtalk
     from fairtalk.cli._output import progress_bars, show_log
     from fairtalk.report import check_output_folder
+    from fairtalk.training import check_checkpoint_folder
 
     for name, option, applies, needs in _ONLY_WITH:  # an option the run would not use is an error, not dropped
         if was_given(ctx, name) and not applies(model.value, debias.value):
@@ -91,6 +92,7 @@ def train(
     check_output_folder(output, {"--corpus": corpus})  # before the training: no root, home or folder holding the corpus
     lexicons = [fairtalk.load_lexicon(axis)] if debias.value in ("cda", "wer") else []
     check_output_folder(output, lexicon_inputs(lexicons, "--axis"), hold=False)  # nor the --axis file
+    check_checkpoint_folder(output)  # nor a folder of the user's own files (train_model checks it again)
     config = fairtalk.TrainConfig(
         model=model.value,
         epochs=epochs,

@@ -12,6 +12,7 @@ _LAZY: dict[str, str] = {
     "POOL": "fairtalk.training._checkpoints:POOL",
     "TrainingRecord": "fairtalk.training._checkpoints:TrainingRecord",
     "read_training_record": "fairtalk.training._checkpoints:read_training_record",
+    "check_checkpoint_folder": "fairtalk.training._checkpoints:check_checkpoint_folder",
     "RankerEncoder": "fairtalk.training._decoding:RankerEncoder",
     "Seq2SeqGenerator": "fairtalk.training._decoding:Seq2SeqGenerator",
     "shipped_checkpoint": "fairtalk.training._decoding:shipped_checkpoint",

@@ -3,6 +3,7 @@
 from fairtalk.training._checkpoints import POOL as POOL
 from fairtalk.training._checkpoints import Checkpoint as Checkpoint
 from fairtalk.training._checkpoints import TrainingRecord as TrainingRecord
+from fairtalk.training._checkpoints import check_checkpoint_folder as check_checkpoint_folder
 from fairtalk.training._checkpoints import load_checkpoint as load_checkpoint
 from fairtalk.training._checkpoints import read_training_record as read_training_record
 from fairtalk.training._checkpoints import save_checkpoint as save_checkpoint
@@ -22,6 +23,7 @@ __all__ = [
     "POOL",
     "TrainingRecord",
     "read_training_record",
+    "check_checkpoint_folder",
     "RankerEncoder",
     "Seq2SeqGenerator",
     "shipped_checkpoint",

@@ -26,7 +26,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from fairtalk.errors import InputError, OutputError
-from fairtalk.files import check_folder_kind, check_output_folder, staged
+from fairtalk.files import WRITTEN, check_folder_kind, check_output_folder, staged
 from fairtalk.training._vocab import Vocab
 
 if TYPE_CHECKING:
@@ -61,6 +61,15 @@ _MSG_OTHER_SETTINGS = (
     "holds a checkpoint trained with other settings ({changes}), which this run would replace; "
     "write the new checkpoint to another folder, or delete this one first to retrain it"
 )
+_MSG_NOT_CHECKPOINT = (
+    "holds {n} entr{ies} of no checkpoint ({names}); a checkpoint goes into a new or empty folder, or one holding a "
+    "checkpoint: write it to a new folder, or move those files out"
+)
+#: How many of a folder's other entries that refusal names.
+_N_NAMED = 3
+#: The entries fairtalk makes in a folder it writes, besides a checkpoint's files: its marker and (while it writes, or
+#: after a crash, undone by the next run) its staging, trash and temporary files.
+_FAIRTALK_PREFIX = ".fairtalk-"
 #: Training settings that do not change the model a run trains (a rerun with another value replaces it).
 _SAME_MODEL = frozenset({"threads"})
 _MSG_KIND = "unknown model kind {kind!r} (expected one of {choices})"
@@ -179,17 +188,35 @@ def check_checkpoint_folder(
 
     Refused as :func:`fairtalk.files.check_output_folder` refuses a folder (a file, the root, the
     home folder, one holding an input among ``inputs``), a folder holding, under a
-    checkpoint's file names, files fairtalk did not write, and a folder holding another
-    command's outputs (an audit's run, a report: :func:`fairtalk.files.check_folder_kind`).
+    checkpoint's file names, files fairtalk did not write, a folder holding another
+    command's outputs (an audit's run, a report: :func:`fairtalk.files.check_folder_kind`),
+    and a folder holding no checkpoint but other entries (the user's own files): a checkpoint
+    goes into a new or empty folder, or one holding a checkpoint (whose other files stay).
     With ``training`` (the new run's settings, as its ``config.json`` records them), a
     checkpoint there trained with other settings is refused too: only the same run replaces it.
     """
     check_output_folder(directory, inputs, replaces=CHECKPOINT_FILES)
     check_folder_kind(directory, "checkpoint", option="the output folder", writes="a checkpoint needs")
+    _check_no_other_files(Path(directory))
     if training is not None:
         changes = _changed_settings(Path(directory), training)
         if changes:
             raise OutputError(_MSG_OTHER_SETTINGS.format(changes="; ".join(changes)), path=str(directory))
+
+
+def _check_no_other_files(directory: Path) -> None:
+    """OutputError when ``directory`` holds no checkpoint file but other entries (fairtalk's marker and staging aside)."""
+    try:
+        names = sorted(entry.name for entry in directory.iterdir()) if directory.is_dir() else []
+    except OSError:
+        return  # unreadable: check_output_folder has refused what cannot be written
+    if any(name in CHECKPOINT_FILES for name in names):
+        return  # a checkpoint (check_owned: fairtalk's); the files beside it stay, as save_checkpoint keeps them
+    others = [name for name in names if name != WRITTEN and not name.startswith(_FAIRTALK_PREFIX)]
+    if others:
+        shown = ", ".join(others[:_N_NAMED]) + (", ..." if len(others) > _N_NAMED else "")
+        message = _MSG_NOT_CHECKPOINT.format(n=len(others), ies="y" if len(others) == 1 else "ies", names=shown)
+        raise OutputError(message, path=str(directory))
 
 
 def _changed_settings(directory: Path, training: Mapping[str, Any]) -> list[str]:
