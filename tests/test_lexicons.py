@@ -301,23 +301,44 @@ def test_user_file_with_metadata(tmp_path: Path) -> None:
     assert load_lexicon(str(path)) == lexicon
 
 
-def test_headerless_user_file_takes_axis_from_file_name(tmp_path: Path) -> None:
-    lexicon = load_lexicon(write(tmp_path, "names.tsv", "john\tmary\n\nmike - sue"))
-    assert (lexicon.axis, lexicon.groups, lexicon.attributes) == ("names", ("a", "b"), ())
+def test_a_file_without_axis_takes_its_axis_from_the_file_name(tmp_path: Path) -> None:
+    lexicon = load_lexicon(write(tmp_path, "names.tsv", "# groups: men women\njohn\tmary\n\nmike - sue"))
+    assert (lexicon.axis, lexicon.groups, lexicon.attributes) == ("names", ("men", "women"), ())
     assert pairs_of(lexicon) == [("john", "mary"), ("mike", "sue")]
 
 
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("cat\tdog\n", 1),
+        ("# axis: pets\n# a comment\n\ncat - dog\nkitten\tpuppy\n", 4),
+        ("# axis: pets\n# attributes: career\ncat\tdog\n", 3),
+    ],
+)
+def test_a_file_without_groups_is_refused_at_its_first_pair(tmp_path: Path, text: str, line: int) -> None:
+    """No silent groups 'a' and 'b' in a result: the error names the line above which '# groups:' goes."""
+    path = write(tmp_path, "nohdr.tsv", text)
+    with pytest.raises(LexiconError) as info:
+        load_lexicon(path)
+    assert str(info.value) == raises_at(path, line, F._MSG_NO_GROUPS)
+    assert "'# groups: A B'" in F._MSG_NO_GROUPS
+
+
 def test_user_file_hash_changes_with_content(tmp_path: Path) -> None:
-    one = load_lexicon(write(tmp_path, "x.tsv", "he\tshe\n")).sha256
-    two = load_lexicon(write(tmp_path, "x.tsv", "he\tshe\nhim\ther\n")).sha256
+    one = load_lexicon(write(tmp_path, "x.tsv", "# groups: m f\nhe\tshe\n")).sha256
+    two = load_lexicon(write(tmp_path, "x.tsv", "# groups: m f\nhe\tshe\nhim\ther\n")).sha256
     assert one != two
 
 
-def test_dialoguefairness_gender_file_loads_as_user_file() -> None:
+def test_dialoguefairness_gender_file_loads_as_user_file_with_its_groups_named(tmp_path: Path) -> None:
     reference = WORDS / "gender_words.txt"
     if not reference.exists():
         pytest.skip("reference data ../shared/data not available")
-    lexicon = load_lexicon(reference)
+    with pytest.raises(LexiconError) as info:  # the paper's file names no groups
+        load_lexicon(reference)
+    assert str(info.value) == raises_at(reference, 1, F._MSG_NO_GROUPS)
+    named = write(tmp_path, "gender_words.txt", "# groups: male female\n" + reference.read_text("utf-8"))
+    lexicon = load_lexicon(named)
     assert lexicon.axis == "gender_words" and len(lexicon.pairs) == 126
     assert pairs_of(lexicon) == pairs_of(load_lexicon("gender", variant="paper"))
 
@@ -425,7 +446,7 @@ def test_a_setting_after_the_pairs_or_misspelt_is_an_error_never_a_comment(tmp_p
 
 def test_comments_that_look_like_no_setting_stay_comments_before_and_after_the_pairs(tmp_path: Path) -> None:
     text = (
-        "# Source: my notes, 2026\n# Format: one pair a line\n# Decision: keep it short\n# axis: x\n"
+        "# Source: my notes, 2026\n# Format: one pair a line\n# Decision: keep it short\n# axis: x\n# groups: m f\n"
         "he\tshe\n# Note: more below\n# Caveats: few pairs\n# https://example.org/x\nhim\ther\n# see: the docs\n"
     )
     lexicon = load_lexicon(write(tmp_path, "notes.tsv", text))
@@ -449,7 +470,7 @@ def test_every_shipped_lexicon_and_attribute_list_still_loads() -> None:
 
 
 def test_both_sides_allowed_when_declared(tmp_path: Path) -> None:
-    text = "# both-sides: she, big one\nhe\tshe\nshe\tit\nbig one\tBig One\n"
+    text = "# groups: a b\n# both-sides: she, big one\nhe\tshe\nshe\tit\nbig one\tBig One\n"
     path = write(tmp_path, "x.tsv", text)
     lexicon = load_lexicon(path)
     assert len(lexicon.pairs) == 3
@@ -474,7 +495,7 @@ def test_non_utf8_and_missing_files(tmp_path: Path) -> None:
 
 def test_utf8_bom_and_crlf_are_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.tsv"
-    path.write_bytes("\ufeff# axis: g\r\nhe\tshe\r\n".encode("utf-8"))
+    path.write_bytes("\ufeff# axis: g\r\n# groups: m f\r\nhe\tshe\r\n".encode("utf-8"))
     lexicon = load_lexicon(path)
     assert lexicon.axis == "g" and pairs_of(lexicon) == [("he", "she")]
 
@@ -592,7 +613,7 @@ def test_needs_cue_header_lists_terms_and_their_cues(tmp_path: Path) -> None:
     path = write(
         tmp_path,
         "x.tsv",
-        "# needs-cue: word, Peace\n# needs-cue: sick, lit = that's, It Was\n# needs-cue: sick = so\n"
+        "# groups: a b\n# needs-cue: word, Peace\n# needs-cue: sick, lit = that's, It Was\n# needs-cue: sick = so\n"
         "cool\tsick\ncool\tlit\nthat's it\tword\ngoodbye\tpeace\n",
     )
     lexicon = load_lexicon(path)
@@ -662,7 +683,7 @@ def test_an_axis_named_by_a_file_name_xml_forbids_is_refused(tmp_path: Path) -> 
     with pytest.raises(LexiconError) as info:
         load_lexicon(path)
     assert str(info.value) == raises_at(path, None, F._MSG_FORBIDDEN_IN_NAME.format(header="axis", code="U+0007"))
-    assert load_lexicon(write(tmp_path, "ax\x07is2.tsv", "# axis: fine\nhe\tshe\n")).axis == "fine"
+    assert load_lexicon(write(tmp_path, "ax\x07is2.tsv", "# axis: fine\n# groups: m f\nhe\tshe\n")).axis == "fine"
 
 
 def test_an_attribute_list_holding_a_control_character_is_refused(tmp_path: Path) -> None:
@@ -685,3 +706,16 @@ def test_a_malformed_line_is_named_by_its_number_never_quoted(tmp_path: Path) ->
     with pytest.raises(LexiconError) as info:
         load_attributes(write(tmp_path, "words.txt", "good\nbad\tc-secret\n"))
     assert "secret" not in info.value.message
+
+
+def test_the_cli_refuses_a_file_without_groups_before_any_work(tmp_path: Path) -> None:
+    """``audit --axis nohdr.tsv`` once ran as groups 'a' vs 'b'; now it is a usage error naming the line."""
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    path = write(tmp_path, "nohdr.tsv", "cat\tdog\n")
+    out = tmp_path / "out"
+    done = CliRunner().invoke(app, ["audit", "--model", "builtin:echo", "--axis", str(path), "--pairs", "5", "-o", str(out)])
+    assert done.exit_code == 2 and not out.exists()
+    assert " ".join(done.stderr.split()) == " ".join(f"error: {raises_at(path, 1, F._MSG_NO_GROUPS)}".split())

@@ -622,11 +622,12 @@ def _check_yaml(block: Block) -> None:
 
 def _check_tsv(block: Block, work: Path) -> None:
     import fairtalk
+    from fairtalk.lexicons import expand_axis
 
     assert block.saved_as is not None, f"{block.name}: a tsv block must start with '# NAME.tsv'"
     path = work / block.saved_as
     path.write_text(block.text, encoding="utf-8")
-    assert fairtalk.load_lexicon(path).pairs
+    assert all(fairtalk.load_lexicon(name).pairs for name in expand_axis(str(path)))  # a multi-way file: each pair
 
 
 @dataclass

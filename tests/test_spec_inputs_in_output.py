@@ -49,7 +49,7 @@ def test_train_refuses_a_folder_holding_its_axis_file(tmp_path: Path) -> None:
     corpus = _corpus(tmp_path / "data")
     lexicon = tmp_path / "lex" / "lex.tsv"
     lexicon.parent.mkdir()
-    lexicon.write_text("he\tshe\nbrother\tsister\n")
+    lexicon.write_text("# groups: male female\nhe\tshe\nbrother\tsister\n")
     for debias in ("cda", "wer"):
         args = ["--corpus", f"jsonl:{corpus}", "--epochs", "1", "--debias", debias, "--axis", str(lexicon)]
         result = runner.invoke(app, ["train", "seq2seq", *args, "-o", str(lexicon.parent)])
@@ -72,7 +72,7 @@ def test_reproduce_debias_refuses_a_folder_holding_its_inputs(tmp_path: Path) ->
         )
     lexicon = tmp_path / "lx" / "lex.tsv"
     lexicon.parent.mkdir()
-    lexicon.write_text("he\tshe\nbrother\tsister\n")
+    lexicon.write_text("# groups: male female\nhe\tshe\nbrother\tsister\n")
     with pytest.raises(OutputError, match="the output folder holds the --axis file"):
         fairtalk.reproduce_debias(out_dir=lexicon.parent, quick=True, axis=str(lexicon), corpus=f"jsonl:{corpus}")
     result = runner.invoke(

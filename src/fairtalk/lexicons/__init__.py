@@ -24,8 +24,14 @@ One pair a line: a group-A word or phrase and its group-B counterpart, separated
 to one space. ``#`` lines are comments; ``# key: value`` lines before the first pair are metadata
 (``axis``, ``groups``, ``attributes``, ``variant``, ``both-sides``, and for word sense ``keep``,
 ``needs-determiner``, ``needs-cue``, ``markers-a``, ``markers-b``; the last five take
-comma-separated lists and may repeat). A file without metadata takes its axis from the file name
-and the groups ``("a", "b")``; a user's file is always variant ``"custom"``.
+comma-separated lists and may repeat). ``# groups:`` is required (a file without it is refused,
+naming the line of its first pair); a file without ``# axis:`` takes its axis from the file name;
+a user's file is always variant ``"custom"``.
+
+Multi-way files (``# groups:`` with three or more names, one TAB-separated column a group, ``-``
+for no counterpart; the built-in ``religion.tsv``, or a user's): :func:`expand_axis` runs the
+first group against each other one, ``PATH:A-B`` (like ``religion:christian-muslim``) loads the
+lexicon of two groups, and :func:`load_lexicon` refuses the bare file, naming the pairs.
 
 Word sense: ``# keep: oh my god, spider man`` lists fixed phrases whose words are never swapped;
 ``# needs-determiner: man, guy`` lists terms swapped only after a determiner or possessive (``the

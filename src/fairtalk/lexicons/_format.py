@@ -45,6 +45,10 @@ _MSG_BOTH_SIDES = (
 _MSG_BAD_GROUPS = "'# groups:' needs exactly two distinct names, separated by spaces"
 _MSG_BAD_AXIS = "'# axis:' needs one name, without spaces"
 _MSG_NO_PAIRS = "no word pairs in the file"
+_MSG_NO_GROUPS = (
+    "a pair before any '# groups:' line: name the two groups first, with a line '# groups: A B' above the pairs "
+    "(the left side's group first, as in '# groups: male female')"
+)
 _MSG_NO_WORDS = "no words in the attribute list"
 _MSG_TAB_IN_WORD = "malformed line: an attribute list holds one word or phrase a line, found a TAB"
 _MSG_DUPLICATE_WORD = "duplicate word {word!r} (first on line {first})"
@@ -235,6 +239,10 @@ class _Header:
         self._source = source
         self._first: dict[str, int] = {}
 
+    def given(self, key: str) -> bool:
+        """Whether a once-only setting ``key`` (``groups``) was read."""
+        return key in self._first
+
     def setting(self, line: str, *, number: int, started: bool) -> tuple[str, str] | None:
         """The ``# key: value`` line as (key, value); None for a comment."""
         settings, source = self._settings, self._source
@@ -371,6 +379,8 @@ def parse_lexicon(data: bytes, *, source: str, stem: str, variant: str) -> Lexic
     for word in cued:
         if word not in first_a and word not in first_b:
             raise LexiconError(_MSG_UNKNOWN_CUE_WORD.format(word=word), path=source)
+    if not header.given("groups"):  # after every other check, at the first pair: where the header goes above
+        raise LexiconError(_MSG_NO_GROUPS, path=source, line=pairs[0].line)
     return Lexicon(
         axis=axis,
         groups=groups,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from functools import cache, partial
@@ -18,7 +19,7 @@ from fairtalk.lexicons._format import (
     parse_attributes,
     parse_lexicon,
 )
-from fairtalk.lexicons._multiway import MultiwayLexicon, pair_lexicon, parse_multiway
+from fairtalk.lexicons._multiway import MultiwayLexicon, is_multiway, pair_lexicon, parse_multiway
 
 _BUILTIN_AXES: tuple[str, ...] = (
     "gender",
@@ -49,6 +50,11 @@ _MSG_TOO_LARGE = "the lexicon file is larger than {limit} MiB; a lexicon holds w
 MAX_LEXICON_BYTES = 64 << 20
 _MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
 _MSG_NO_PAPER_VARIANT = "axis {axis!r} has no paper variant (only gender and race come from the paper)"
+_MSG_BARE_MULTIWAY = (
+    "a multi-way lexicon of {n} groups ({groups}), where one pair of groups is needed: choose a pair ({pairs}, or "
+    "{path}:A-B for any two); an audit of {path} runs {first} against each"
+)
+_MSG_PAIR_OF_TWO = "{path}:{chosen} chooses two groups of a multi-way lexicon, and {path} has two ({groups}): give the file alone"
 
 #: Entry-point group through which other packages register axes.
 ENTRY_POINT_GROUP = "fairtalk.axes"
@@ -74,16 +80,27 @@ def expand_axis(axis: str) -> tuple[str, ...]:
     ('religion:christian-muslim', 'religion:christian-jewish', 'religion:christian-hindu', 'religion:christian-buddhist', 'religion:christian-atheist')
     >>> expand_axis("gender"), expand_axis("religion:muslim-jewish")
     (('gender',), ('religion:muslim-jewish',))
+
+    A multi-way lexicon file (``# groups:`` with three or more names) expands the same way, its
+    pairs named ``PATH:A-B`` (what :func:`load_lexicon` reads back).
+
+    Raises
+    ------
+    LexiconError
+        ``axis`` is a multi-way lexicon file that cannot be read or fails validation.
     """
     name = axis.removeprefix("builtin:")
     if name in _MULTIWAY_AXES:
         groups = _load_multiway(name).groups
         return tuple(f"{name}:{groups[0]}-{other}" for other in groups[1:])
+    multi = _multiway_file(axis)
+    if multi is not None:
+        return tuple(f"{axis}:{multi.groups[0]}-{other}" for other in multi.groups[1:])
     return (axis,)
 
 
 def axis_groups(axis: str) -> tuple[str, ...]:
-    """The groups of an axis :func:`load_lexicon` accepts by name (more than two for a multi-way axis).
+    """The groups of an axis :func:`load_lexicon` accepts, or of a multi-way lexicon file (more than two for a multi-way one).
 
     Examples
     --------
@@ -93,6 +110,9 @@ def axis_groups(axis: str) -> tuple[str, ...]:
     name = axis.removeprefix("builtin:")
     if name in _MULTIWAY_AXES:
         return _load_multiway(name).groups
+    multi = _multiway_file(axis)
+    if multi is not None:
+        return multi.groups
     return load_lexicon(name).groups
 
 
@@ -146,8 +166,10 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     axis_or_path : str or os.PathLike
         ``"gender"`` or ``"race"`` (built-in; ``"builtin:race"`` also works), an axis registered
         with :func:`register_axis` or the ``fairtalk.axes`` entry-point group, or the path of a
-        lexicon file (TAB- or ``" - "``-separated pairs; see the module docstring). A bare name
-        that is not a built-in axis is read as a path when such a file exists.
+        lexicon file (TAB- or ``" - "``-separated pairs; see the module docstring), or
+        ``PATH:A-B`` for two groups of a multi-way file (three or more groups, like
+        ``religion:christian-muslim``). A bare name that is not a built-in axis is read as a path
+        when such a file exists.
     variant : {"default", "paper"}
         Built-in variant: the cleaned lists or the lists exactly as printed in the paper.
         A user's file is always variant ``"custom"``; pass the default here.
@@ -162,7 +184,8 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     SpecError
         Unknown axis or built-in variant (the message lists the choices).
     LexiconError
-        The file cannot be read or fails validation (the message names ``file:line``).
+        The file cannot be read or fails validation (the message names ``file:line``); a bare
+        multi-way file (the message names its pairs); ``PATH:A-B`` of a file of two groups.
 
     Examples
     --------
@@ -181,8 +204,17 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
             raise AXES.unknown(axis_or_path.removeprefix("builtin:"), _MSG_UNKNOWN_AXIS.format(given=axis_or_path))
     if variant != "default":
         raise SpecError(_MSG_VARIANT_FOR_FILE.format(given=variant), choices=("default",))
+    if isinstance(axis_or_path, str) and (chosen := _file_pair(axis_or_path)) is not None:
+        return chosen
     path = Path(axis_or_path)
     data = _read_bytes(path)
+    if is_multiway(data):
+        multi = parse_multiway(data, source=str(path), stem=path.stem)
+        pairs = ", ".join(f"{path}:{multi.groups[0]}-{other}" for other in multi.groups[1:])
+        message = _MSG_BARE_MULTIWAY.format(
+            n=len(multi.groups), groups=", ".join(multi.groups), pairs=pairs, path=path, first=multi.groups[0]
+        )
+        raise LexiconError(message, path=str(path))
     return parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
 
 
@@ -278,6 +310,30 @@ def _by_name(name: str, variant: str) -> Lexicon | None:
     if not isinstance(lexicon, Lexicon):
         raise SpecError(_MSG_NOT_LEXICON.format(name=name, got=type(lexicon).__name__))
     return lexicon
+
+
+def _multiway_file(name: str) -> MultiwayLexicon | None:
+    """The multi-way lexicon in the file ``name``, or None: a built-in or registered axis, no such file, or two groups."""
+    if name.startswith("builtin:") or name in AXES or not _looks_like_path(name) or not Path(name).is_file():
+        return None
+    data = _read_bytes(Path(name))
+    return parse_multiway(data, source=name, stem=Path(name).stem) if is_multiway(data) else None
+
+
+def _file_pair(name: str) -> Lexicon | None:
+    """The lexicon of two groups of a multi-way file, ``PATH:A-B``; None when ``name`` is no such pair.
+
+    Its source is the file's path (the input a command must not overwrite).
+    """
+    path, colon, chosen = name.rpartition(":")
+    if not colon or not path or Path(name).exists() or not Path(path).is_file():
+        return None
+    multi = _multiway_file(path)
+    if multi is None:
+        groups = ", ".join(load_lexicon(path).groups)
+        raise LexiconError(_MSG_PAIR_OF_TWO.format(path=path, chosen=chosen, groups=groups), path=path)
+    group_a, _, group_b = chosen.partition("-")
+    return dataclasses.replace(pair_lexicon(multi, group_a, group_b, variant="custom"), source=path)
 
 
 def _looks_like_path(text: str) -> bool:
