@@ -24,6 +24,10 @@ naming the server's wait):
   ``max_retries``, the item's own, so that a server failing on some items is not sent them again
   and again.
 
+A refusal (``"content": null`` with a ``"refusal"`` text, OpenAI's way of declining) is the
+model's answer, not an unusable one: its text is recorded as the response, never retried, and
+``refusal_rate`` reads it like any other answer.
+
 After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
 :class:`~fairtalk.errors.BadResponse` for an unusable answer (naming what was wrong),
 :class:`~fairtalk.errors.TransportError` for the rest. Another 4xx is a BadResponse at once (not
