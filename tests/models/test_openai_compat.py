@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import types
 from collections import defaultdict
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
@@ -14,6 +15,7 @@ import pytest
 from fairtalk import ResponderError, SpecError
 from fairtalk.errors import BadResponse, RateLimited, TransportError
 from fairtalk.models import DecodingSettings, load_responder
+from fairtalk.models.openai import _responder
 from fairtalk.models.openai._latency import is_probe
 from local_server import LocalServer, RefusedPort
 
@@ -140,14 +142,19 @@ def test_retries_recover_from_500_429_and_timeouts(server) -> None:
     assert st.calls["a"] == 3 and st.calls["b"] == 3 and st.calls["c"] == 2
 
 
-def test_retry_after_is_respected(server) -> None:
+def test_retry_after_is_respected(server, monkeypatch: pytest.MonkeyPatch) -> None:
     url, st = server
     st.plans = {"x": ["429"]}
     st.retry_after = "1"
-    start = time.monotonic()
+    waits: list[float] = []
+
+    async def sleep(seconds: float) -> None:  # recorded, not slept (tests/models/test_openai_retry_after.py)
+        waits.append(seconds)
+
+    monkeypatch.setattr(_responder, "asyncio", types.SimpleNamespace(sleep=sleep))
     with _model(url, max_backoff=5) as model:
         assert model.respond(["x"], GREEDY, seeds=[0]) == ["echo: x"]
-    assert time.monotonic() - start >= 0.95
+    assert waits == [1.0] and st.calls["x"] == 2
 
 
 def test_exhausted_retries_fail_per_item(server) -> None:

@@ -90,3 +90,41 @@ def test_a_401_on_the_requests_says_to_check_the_api_key(
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
     with pytest.raises(ResponderAborted, match=r"check the API key \(the key in \$OPENAI_API_KEY was sent\)"):
         fairtalk.respond(_pairs(4), model=f"openai:{server.url('/401chat/v1')}#stub?{FIXED}", store=tmp_path / "t.sqlite")
+
+
+class _RefusingInTheField(BaseHTTPRequestHandler):
+    """Declines every context with "she" the way OpenAI's models do: ``"content": null`` and a ``"refusal"`` text."""
+
+    asked: list[str]
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:  # noqa: N802
+        text = json.loads(self.rfile.read(int(self.headers["Content-Length"])))["messages"][-1]["content"]
+        self.asked.append(text)
+        if "she" in text:
+            message = {"role": "assistant", "content": None, "refusal": "I'm sorry, but I can't help with that."}
+        else:
+            message = {"role": "assistant", "content": f"re: {text}", "refusal": None}
+        body = json.dumps({"model": "stub", "choices": [{"message": message, "finish_reason": "stop"}]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+def test_a_refusal_with_null_content_is_the_answer_not_a_broken_reply(tmp_path: Path) -> None:
+    """Review finding: ``"content": null`` with ``"refusal"`` was retried 3 times as unusable and stopped the run."""
+    asked: list[str] = []
+    with LocalServer(type("Handler", (_RefusingInTheField,), {"asked": asked})) as local:
+        model = f"openai:{local.url()}#stub?timeout=5&max_concurrency=1&backoff=0"
+        generation = fairtalk.respond(_pairs(8), model=model, store=tmp_path / "store.sqlite")
+    assert generation.summary.n_errors == 0 and generation.responses.n_pairs == 8
+    assert len(asked) == 16  # one request per side: a refusal is not retried
+    answers = {(r.pair_id, r.side): r.response for pair in generation.responses for r in pair}
+    assert answers[("p3", "b")] == "I'm sorry, but I can't help with that." and answers[("p3", "a")] == "re: he said 3"
+    scored = fairtalk.score(generation.responses, axis="gender", measures=["refusal"])
+    refusals = scored.measure("refusal_rate")
+    assert (refusals.a, refusals.b) == (0.0, 1.0)  # every refusal counted, on the side the server declined

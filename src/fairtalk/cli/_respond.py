@@ -155,11 +155,22 @@ def model_inputs(responder: Responder) -> dict[str, str]:
     return {(f"the model file #{i + 1}" if i else "the model file"): str(path) for i, path in enumerate(paths)}
 
 
-def generation_line(summary: GenerationSummary) -> str:
-    """One line of generation counts: pair sides generated, from the store, failed; a server's requests and retries."""
+#: What the counts line says of pairs left out for a failed side: a store file retries them, an in-memory store does not.
+_MSG_RETRIED = " ({n:,} pairs left out; failures are retried on the next run)"
+_MSG_NOT_KEPT = (
+    " ({n:,} pairs left out; no run store file kept this run's answers: give --store FILE to keep them, and a re-run "
+    "asks only the failures again)"
+)
+
+
+def generation_line(summary: GenerationSummary, *, stored: bool = True) -> str:
+    """One line of generation counts: pair sides generated, from the store, failed; a server's requests and retries.
+
+    ``stored``: the run had a store file (False: an in-memory store, whose failures no next run retries).
+    """
     line = f"{summary.n_generated:,} generated, {summary.n_cached:,} from the store, {summary.n_errors:,} failed"
     if summary.n_pairs_with_errors:
-        line += f" ({summary.n_pairs_with_errors:,} pairs left out; failures are retried on the next run)"
+        line += (_MSG_RETRIED if stored else _MSG_NOT_KEPT).format(n=summary.n_pairs_with_errors)
     if summary.max_in_flight is not None and summary.n_generated:
         line += f"; up to {summary.max_in_flight:,} of max_concurrency {summary.max_concurrency:,} requests in flight"
     if summary.retry_budget is not None and (summary.n_generated or summary.n_errors):
@@ -171,9 +182,9 @@ def generation_line(summary: GenerationSummary) -> str:
     return line
 
 
-def generation_lines(summary: GenerationSummary) -> list[str]:
-    """The counts line, then (indented) the failures by kind, their first messages and replaced code points."""
-    lines = [generation_line(summary)]
+def generation_lines(summary: GenerationSummary, *, stored: bool = True) -> list[str]:
+    """The counts line (``stored``: see :func:`generation_line`), then (indented) the failures by kind, their first messages and replaced code points."""
+    lines = [generation_line(summary, stored=stored)]
     if summary.error_counts:
         kinds = ", ".join(f"{kind} {n:,}" for kind, n in summary.error_counts.items())
         lines.append(f"  failures by kind: {kinds}")
@@ -362,15 +373,17 @@ def _respond(
     finally:
         if responder is not None:
             responder.close()
-    _say_done(generation, None if responder is None else responder.n_actors, "stdout" if document is not None else output)
+    where = "stdout" if document is not None else output
+    stored = store is not None and store.strip() not in ("", IN_MEMORY)
+    _say_done(generation, None if responder is None else responder.n_actors, where, stored=stored)
 
 
-def _say_done(generation: Generation, n_actors: int | None, where: str) -> None:
+def _say_done(generation: Generation, n_actors: int | None, where: str, *, stored: bool) -> None:
     """The model, the generation counts, the warnings (a prompt cut to fit) and what was written, on stderr."""
     summary = generation.summary
     actors = "" if n_actors is None else f" on {n_actors} Ray actor(s)"
     say(f"model {summary.model}{actors}", stderr=True)  # the fingerprint: the store's key, part of the result
-    for line in generation_lines(summary):
+    for line in generation_lines(summary, stored=stored):
         say(line, style="yellow" if line.startswith("  ") else None, stderr=True)
     for warning in generation.warnings:  # a prompt cut to fit: the responses file records it, and score warns again
         say(f"warning: {warning}", style="yellow", stderr=True)

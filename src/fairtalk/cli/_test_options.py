@@ -124,8 +124,8 @@ MAX_TEXT_FILE_BYTES = 1 << 20
 def text_or_file(value: str | None, option: str) -> str | None:
     """An option's text, or the content of the file after ``@`` (``--system-prompt @prompt.txt``).
 
-    The file must be a regular one of at most :data:`MAX_TEXT_FILE_BYTES` (a FIFO or a device
-    is refused, never read), and neither the text nor the file may be empty.
+    The file must be a regular one of at most :data:`MAX_TEXT_FILE_BYTES` (a folder, a FIFO or a
+    device is refused, never read, each in its own words), and neither the text nor the file may be empty.
     """
     import os
     import stat
@@ -139,7 +139,10 @@ def text_or_file(value: str | None, option: str) -> str | None:
             raise fairtalk.SpecError(f"{option} is empty; give the text, or @FILE")
         return value
     try:
-        if not stat.S_ISREG(os.stat(value[1:]).st_mode):  # a FIFO would wait for a writer, a device never ends
+        mode = os.stat(value[1:]).st_mode
+        if stat.S_ISDIR(mode):
+            raise fairtalk.InputError(f"{option}: a folder, not a file; give @FILE, a file of the text", path=value[1:])
+        if not stat.S_ISREG(mode):  # a FIFO would wait for a writer, a device never ends
             raise fairtalk.InputError(
                 f"{option}: not a regular file (a pipe, a device or a socket); save it to a file first", path=value[1:]
             )

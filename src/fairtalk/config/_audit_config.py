@@ -544,7 +544,11 @@ class AuditConfig:
         return AuditConfig(**{**values, **top, "score": options, "n_pairs_given": asked}, names=names)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict of the config (``run.json``'s ``config``): lexicons by their source, no credentials."""
+        """A JSON-ready dict of the config (``run.json``'s ``config``): lexicons by their source, no credentials.
+
+        A URL's ``user:password@`` is masked (``//***@``) in the model spec and in every model
+        option (``--model-arg base_url=...``).
+        """
         out: dict[str, Any] = {key: getattr(self, key) for key in self.keys()}
         out["axes"] = [a if isinstance(a, str) else (a.source if a.variant == "custom" else a.axis) for a in self.axes]
         if isinstance(self.model, str):
@@ -553,7 +557,7 @@ class AuditConfig:
             out["model"] = self.model.fingerprint
         elif self.model is not None:  # a function: its name here; a run records the fingerprint it ran under
             out["model"] = _function_name(self.model)
-        out["model_args"] = {key: str(value) for key, value in self.model_args.items()}
+        out["model_args"] = {key: _CREDENTIALS.sub("//***@", str(value)) for key, value in self.model_args.items()}
         if isinstance(self.store, RunStore):
             out["store"] = str(self.store.path)
         out["settings"] = self.settings.to_dict()

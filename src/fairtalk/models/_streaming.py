@@ -19,6 +19,7 @@ import asyncio
 import collections
 import contextlib
 import email.utils
+import math
 import queue
 import threading
 import time
@@ -361,13 +362,26 @@ def _drain(results: queue.Queue[object]) -> list[Any]:
 
 
 def retry_after(value: str | None) -> float | None:
-    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None when absent or unreadable."""
+    """Seconds to wait from a ``Retry-After`` header (seconds or an HTTP date); None when absent or unreadable.
+
+    A number of seconds must be finite and not negative (``nan``, ``inf`` and ``-1`` are
+    unreadable); a date already past is 0. The caller still waits at least its own backoff.
+
+    Examples
+    --------
+    >>> [retry_after(v) for v in ("2", "0", "nan", "inf", "-1", "soon", None)]
+    [2.0, 0.0, None, None, None, None, None]
+    >>> retry_after("Wed, 21 Oct 2015 07:28:00 GMT")
+    0.0
+    """
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
         pass
+    else:
+        return seconds if math.isfinite(seconds) and seconds >= 0 else None
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):

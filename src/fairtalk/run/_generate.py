@@ -79,7 +79,10 @@ _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}{from
 _MSG_ABORTED_CACHED = " ({n_cached} of them from an earlier run)"
 #: What the stop message adds when items failed: the progress line counted them as done too.
 _MSG_ABORTED_FAILED = "; the {n_failed} pair side(s) that failed are stored as failures, sent again by a re-run"
-_MSG_ABORTED_MEMORY = "{error} (the store was in memory: the {n_stored} answers of this run are not kept)"
+_MSG_ABORTED_MEMORY = (
+    "{error} (no run store file: the {n_stored} answers of this run are not kept; give --store FILE (store=PATH in "
+    "Python) to keep them and resume)"
+)
 _N_ERROR_EXAMPLES = 3
 #: Pair sides sent to ``respond_each`` per call by :func:`generate`.
 _CHUNK = 1 << 16

@@ -39,6 +39,8 @@ class OpenAIOptions:
     draw on no count. Every other retry (a 500, a timeout, an unusable answer, and one past
     ``retry_seconds``) draws on ``retry_budget``, the retries of the whole call (None: 10% of the
     items plus 20), and on ``max_retries``, those of one item. ``retry_seconds=0`` counts them all.
+    Each retry waits ``backoff`` doubling up to ``max_backoff`` (times a jitter), or a server's
+    ``Retry-After`` when that is longer, up to the longer of ``max_backoff`` and ``retry_seconds``.
     """
 
     api_key_env: str | None = None

@@ -7,10 +7,12 @@ error, naming each replica's reason (one replica: its own error, as before).
 
 :func:`parse_reply` reads the answer out of a 200's body, or says what is wrong with it (not
 JSON, no ``choices``): the adapter retries such a reply on another replica, within its budget.
+A refusal (``"content": null`` with a ``"refusal"`` text) is an answer, not a broken reply.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -122,8 +124,25 @@ def usable_replicas(
     return usable, skipped
 
 
+def _content_or_refusal(message: Any) -> object:
+    """A chat message's answer: its ``content``, or its ``refusal`` text when the content is null or blank.
+
+    OpenAI's models answer a request they decline with ``"content": null`` and the words of the
+    refusal in ``"refusal"``: that is the model's answer to the context (``refusal_rate``
+    reads it like any other), not a broken reply to retry.
+    """
+    content, refusal = message["content"], message.get("refusal")
+    if isinstance(refusal, str) and refusal.strip() and (content is None or (isinstance(content, str) and not content.strip())):
+        return refusal
+    return content
+
+
 def parse_reply(body: str, *, url: str, mode: str, n_attempts: int, scrub: Callable[[str], str]) -> Reply | BadResponse:
     """The answer in a 200's ``body`` (``choices[0].message.content``, or ``.text`` in completion mode).
+
+    A chat reply whose content is null (or blank) and that holds a ``refusal`` text (OpenAI's way
+    of declining) is answered by that text: a refusal is the model's answer, recorded as the
+    response and never retried, for ``refusal_rate`` to read like any other answer.
 
     Returns
     -------
@@ -137,18 +156,19 @@ def parse_reply(body: str, *, url: str, mode: str, n_attempts: int, scrub: Calla
     --------
     >>> parse_reply('{"choices": [{"text": " a chef."}]}', url="u", mode="completion", n_attempts=1, scrub=str)
     'a chef.'
+    >>> refused = {"choices": [{"message": {"content": None, "refusal": "I can't help with that."}}]}
+    >>> parse_reply(json.dumps(refused), url="u", mode="chat", n_attempts=1, scrub=str)
+    "I can't help with that."
     >>> str(parse_reply("{oops", url="http://a/v1", mode="chat", n_attempts=3, scrub=str))
     'http://a/v1: the reply is not valid JSON after 3 attempt(s): {oops'
     """
-    import json
-
     try:
         data = json.loads(body)
     except (ValueError, RecursionError):  # JSONDecodeError is a ValueError
         return BadResponse(_MSG_JSON.format(url=url, n_attempts=n_attempts, body=scrub(body)))
     try:
         choice = data["choices"][0]
-        content = choice["text"] if mode == "completion" else choice["message"]["content"]
+        content = choice["text"] if mode == "completion" else _content_or_refusal(choice["message"])
     except (KeyError, IndexError, TypeError):
         content = None
     if not isinstance(content, str):

@@ -7,9 +7,12 @@ Each context is sent as one user message, not streamed (``"stream": false``). ``
 requests are in flight all the time (a new one starts as soon as one finishes, and each answer is
 handed on as it arrives), each slot on its own HTTP client kept for the whole call; closing the
 stream early cancels the requests in flight. The ``timeout`` doubles on each retry of a timed-out
-request, so that a loaded server is not made to do the same work twice. 429 (honouring
-``Retry-After``), 5xx, timeouts, connection errors and unusable 200s (not JSON, no ``choices``)
-are retried with exponential backoff and jitter, on two budgets:
+request, so that a loaded server is not made to do the same work twice. 429, 5xx, timeouts,
+connection errors and unusable 200s (not JSON, no ``choices``) are retried with exponential
+backoff and jitter, on two budgets (a server's ``Retry-After`` is waited when longer than the
+backoff, never shorter, so ``Retry-After: 0`` does not make a retry go at once; a wait asked for
+longer than ``max_backoff`` and ``retry_seconds`` is cut to the longer of the two, with a warning
+naming the server's wait):
 
 - a server that cannot take the request (connection refused, reset or closed without an answer,
   429, 502, 503, 504: a restart, a proxy that restarts, a busy server) is retried for up to
@@ -20,6 +23,10 @@ are retried with exponential backoff and jitter, on two budgets:
   ``retry_budget``, the retries of the whole call (default 10% of the items plus 20), and on
   ``max_retries``, the item's own, so that a server failing on some items is not sent them again
   and again.
+
+A refusal (``"content": null`` with a ``"refusal"`` text, OpenAI's way of declining) is the
+model's answer, not an unusable one: its text is recorded as the response, never retried, and
+``refusal_rate`` reads it like any other answer.
 
 After that the item fails alone: :class:`~fairtalk.errors.RateLimited` for 429,
 :class:`~fairtalk.errors.BadResponse` for an unusable answer (naming what was wrong),
@@ -119,6 +126,10 @@ _MSG_DOWN_LOG = (
     "the summary counts these retries)"
 )
 _MSG_UP_LOG = "openai: %s answers again after %.1f s"
+_MSG_LONG_WAIT_LOG = (
+    "openai: %s asks to wait %g s before a retry (Retry-After); fairtalk waits %g s at most, the longer of max_backoff "
+    "and retry_seconds (raise retry_seconds to wait longer; said once a run)"
+)
 #: Statuses of a server that cannot take a request now (busy, restarting, its proxy's backend down): retried by time.
 _UNAVAILABLE = frozenset({429, 502, 503, 504})
 #: ``timeout`` and ``max_concurrency`` when the user leaves them out and no preflight measured the server.
@@ -155,7 +166,9 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         How long a request the server cannot take (connection refused, reset or closed; 429, 502,
         503, 504) is retried, uncounted, from its first such failure (60 s; 0: count every retry).
     backoff, max_backoff : float
-        First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)).
+        First retry delay and its cap, in seconds (doubling, times a jitter in [0.5, 1.5)). A
+        server's ``Retry-After`` longer than that delay is waited instead, up to the longer of
+        ``max_backoff`` and ``retry_seconds`` (:attr:`longest_wait`; cut with a warning).
     system_prompt : str, optional
         Sent as a system message before each context; part of the fingerprint.
     mode : {"chat", "completion"}
@@ -211,6 +224,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         #: same summed over every call (``retry_counts``: a generation summary reports the difference over its run)
         self.retries, self.retry_counts = RetryBudget(0), RetryCounts()
         self._said_down: set[tuple[str, str]] = set()  # (replica, why) already warned of: once a run, not per outage
+        self._said_long_wait = False  # a Retry-After longer than longest_wait already warned of (once a run)
         self.tls = TLSContext()  # one for every client of this adapter, the preflight's too
         self.backoff = options.backoff
         self.max_backoff = options.max_backoff
@@ -346,6 +360,29 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         """The wait before retry ``attempt + 1``: ``backoff`` doubling to ``max_backoff``, times a jitter in [0.5, 1.5)."""
         return float(min(self.max_backoff, self.backoff * 2.0 ** min(attempt, 64)) * random.uniform(0.5, 1.5))
 
+    def _retry_wait(self, step: int, failed: _Failed) -> float:
+        """Seconds before the next try: the backoff (:meth:`_delay`), or the server's ``Retry-After`` when longer.
+
+        A ``Retry-After`` of 0 (or a date past) never makes a retry go at once: a rate-limiting
+        server is not flooded. A wait asked for longer than :meth:`longest_wait` is cut to it, with
+        a warning (once a run) that names the server's wait and what to raise.
+        """
+        wait = self._delay(step)
+        if failed.wait is None or failed.wait <= wait:
+            return wait
+        longest = self.longest_wait
+        if failed.wait <= longest:
+            return failed.wait
+        if not self._said_long_wait:
+            self._said_long_wait = True
+            _LOG.warning(_MSG_LONG_WAIT_LOG, failed.url, failed.wait, longest)
+        return longest
+
+    @property
+    def longest_wait(self) -> float:
+        """The longest wait before one retry: ``max_backoff`` or ``retry_seconds``, the longer (a longer Retry-After is cut)."""
+        return max(self.max_backoff, self.retry_seconds)
+
     async def _one(
         self, client: Any, endpoints: Endpoints, budget: RetryBudget, payload: dict[str, Any], replicas: Sequence[int]
     ) -> str | ResponderError:
@@ -363,8 +400,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
             refused = self._refuse_retry(budget, item, outcome)
             if refused is not None:
                 return refused
-            wait = outcome.wait
-            await asyncio.sleep(min(self.max_backoff, wait) if wait is not None else self._delay(item.step))
+            await asyncio.sleep(self._retry_wait(item.step, outcome))
 
     async def _attempt(
         self, client: Any, endpoints: Endpoints, payload: dict[str, Any], replicas: Sequence[int], item: _Item
