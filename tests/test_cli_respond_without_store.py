@@ -99,3 +99,19 @@ def test_a_folder_as_the_system_prompt_file_is_called_a_folder(tmp_path: Path) -
     assert done.exit_code == 2 and said.startswith("error: "), said
     assert "--system-prompt: a folder, not a file; give @FILE, a file of the text" in said
     assert "a pipe, a device or a socket" not in said
+
+
+def test_an_audit_with_an_in_memory_store_does_not_promise_a_retry(tmp_path: Path) -> None:
+    """`audit --store :memory:` with failed sides: the counts line says how to keep them, not "retried on the next run"."""
+    bot = tmp_path / "flaky.py"
+    bot.write_text(
+        "def reply(context):\n    if 'she' in context.lower().split():\n        raise ValueError('no')\n    return 'ok'\n",
+        encoding="utf-8",
+    )
+    args = ["audit", "--model", f"python:{bot}:reply", "--axis", "gender", "--pairs", "30", "--measures", "length"]
+    done = runner.invoke(app, [*args, "--store", ":memory:", "-o", str(tmp_path / "mem"), "--resamples", "50"])
+    said = " ".join(done.output.split())
+    assert "failed" in said and "no run store file kept this run's answers" in said, done.output
+    assert "retried on the next run" not in said
+    kept = runner.invoke(app, [*args, "-o", str(tmp_path / "file"), "--resamples", "50"])
+    assert "failures are retried on the next run" in " ".join(kept.output.split()), kept.output

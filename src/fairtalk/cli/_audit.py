@@ -369,7 +369,7 @@ def audit(  # noqa: C901, PLR0915
                 style="yellow",
             )
         _say_skips(name, cov.skipped, dict(cov.skipped_first), config)
-        for line in generation_lines(axis_run.generation):
+        for line in generation_lines(axis_run.generation, stored=str(store_path) != IN_MEMORY):
             say(f"{name}: {line}", style="yellow" if line.startswith("  ") else None)
         if (served := result_served(axis_run.result)) is not None:
             say(f"{name}: {served[0]}", style="bold yellow" if served[1] else None)
