@@ -414,9 +414,14 @@ class Swapper:
         return "".join(parts)
 
     def _finditer(self, text: str) -> tuple[str, Iterator[re.Match[str]]]:
-        """Return the lowercased text (fullwidth forms folded) and an iterator over the matches in it."""
-        low, by_case = self._lowered(text)
-        return low, (self._pattern_ci if by_case else self._pattern).finditer(low)
+        """Return the lowercased text (fullwidth forms folded) and an iterator over the matches in it (as :meth:`_lowered`)."""
+        low = text.lower()
+        if len(low) == len(text):  # inlined: the common case, on every text
+            if not low.isascii() and _FULLWIDTH.search(low) is not None:
+                low = low.translate(_TO_ASCII)
+            return low, self._pattern.finditer(low)
+        low = _folded(text)
+        return low, self._pattern_ci.finditer(low)
 
     @staticmethod
     def _lowered(text: str) -> tuple[str, bool]:
