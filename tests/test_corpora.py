@@ -36,6 +36,29 @@ def test_text_one_context_per_line(tmp_path: Path) -> None:
     assert corpus.summary.n_read == 2 and corpus.summary.n_yielded == 2 and corpus.summary.skipped == ()
 
 
+def test_a_turn_separator_or_role_mark_in_a_plain_text_is_no_turn(tmp_path: Path) -> None:
+    """Review fault: a text line holding U+001E became a two-turn context; in every plain format it is one turn."""
+    from fairtalk.records import split_turns, turn_roles
+
+    files = {
+        "c.txt": "my brother\x1ehe is here\n\x11she\x12 left\n",
+        "c.tsv": "text\tn\nmy brother\x1ehe is here\t1\n\x11she\x12 left\t2\n",
+        "c.csv": 'text,n\n"my brother\x1ehe is here",1\n\x11she\x12 left,2\n',
+        "twitter:c.tw": "my brother\x1ehe is here\nok\n\x11she\x12 left\nbye\n",
+        "parlai:c.parlai": "text:my brother\x1ehe is here\tlabels:ok\ntext:\x11she\x12 left\tlabels:bye\n",
+    }
+    for name, data in files.items():
+        scheme, _, filename = name.rpartition(":")
+        path = _write(tmp_path / filename, data)
+        contexts = list(read_corpus(f"{scheme}:{path}" if scheme else path))
+        assert [c.text for c in contexts] == ["my brother he is here", "she  left"], name
+        assert all(split_turns(c.text) == [c.text] and turn_roles(c.text) == ["user"] for c in contexts), name
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    pq.write_table(pa.table({"text": ["my brother\x1ehe is here"]}), tmp_path / "c.parquet")
+    assert [c.text for c in read_corpus(tmp_path / "c.parquet")] == ["my brother he is here"]
+
+
 def test_text_scheme_overrides_extension(tmp_path: Path) -> None:
     path = _write(tmp_path / "c.data", "hello\n")
     assert _texts(read_corpus(f"text:{path}")) == ["hello"]

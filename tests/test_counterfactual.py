@@ -294,7 +294,7 @@ def test_paper_variant_has_one_counterpart_for_her() -> None:
 
 
 # ------------------------------------------------------------------------------------------
-# many-to-many: seeded, position-dependent, recorded
+# many-to-many: seeded, one choice per term in a text, recorded
 
 
 def test_many_to_many_choice_is_recorded(race: Swapper) -> None:
@@ -307,7 +307,7 @@ def test_many_to_many_choice_is_recorded(race: Swapper) -> None:
     assert swap.target in {"sneakers", "shoes"} and swap.n_choices == 2 and swap.source_side == "b"
 
 
-def test_choice_depends_on_seed_text_and_position_not_call_order() -> None:
+def test_choice_depends_on_seed_text_and_term_not_call_order() -> None:
     lexicon = load_lexicon("race")
     first, second = Swapper(lexicon, seed=7), Swapper(lexicon, seed=7)
     texts = [f"cool {i} cool cool" for i in range(50)]
@@ -319,6 +319,52 @@ def test_choice_depends_on_seed_text_and_position_not_call_order() -> None:
     assert targets == {"lit", "sick", "ill"}  # every counterpart gets used
     other = [Swapper(lexicon, seed=8).swap(t) for t in texts]
     assert other != forward
+
+
+def test_a_word_gets_one_counterpart_everywhere_in_a_text() -> None:
+    """Review fault: every ``cool`` of a text (any case, every turn) gets the same counterpart, not one per position."""
+    from fairtalk.records import join_turns
+
+    swapper = Swapper(load_lexicon("race"), seed=1)
+    assert swapper.swap_text("that is cool, really cool, so cool man") == "that is lit, really lit, so lit man"
+    default = Swapper(load_lexicon("race"))
+    assert len(set(default.swap_text("cool. cool. cool. cool.").split())) == 1
+    texts = [f"{i}: cool, Cool and COOL. a lot, a LOT; my friend and my friend" for i in range(60)]
+    texts += [join_turns([f"the party {i} was cool", "yeah", "and the food was cool too"]) for i in range(60)]
+    chosen: set[str] = set()
+    for text in texts:
+        result = swapper.swap(text)
+        by_term: dict[str, set[str]] = {}
+        for swap in result.swaps:
+            by_term.setdefault(swap.source.lower(), set()).add(swap.target.lower())
+        assert all(len(targets) == 1 for targets in by_term.values()), (text, by_term)
+        chosen |= by_term["cool"]
+        assert swapper.swap_lines(text) == result.text  # the block path makes the same choice
+    assert chosen == {"lit", "sick", "ill"}  # still varied across texts
+
+
+def test_a_typographic_apostrophe_is_kept_as_the_text_has_it(gender: Swapper, race: Swapper) -> None:
+    """Review fault: a left single quote (U+2018) used as an apostrophe came back as ``'``."""
+    assert swapped(gender, "he\u2018s here") == "she\u2018s here"
+    assert swapped(gender, "He\u2019s here") == "She\u2019s here"
+    assert swapped(gender, "SHE\u2018S here, he's not") == "HE\u2018S here, she's not"
+    assert gender.swap("she\u2018s").swaps[0].target == "he\u2018s"
+    assert swapped(race, "what\u2018s up") in {"wazzup", "wats up", "wats popping"}
+
+
+def test_fullwidth_forms_are_swapped_and_written_fullwidth(gender: Swapper) -> None:
+    """Review fault: ``ＨＥ`` (fullwidth) was no match, so a pair kept it on both sides and the check counted nothing."""
+    assert swapped(gender, "\uff28\uff25 is my brother") == "\uff33\uff28\uff25 is my sister"
+    assert swapped(gender, "\uff48\uff45\uff07\uff53 here") == "\uff53\uff48\uff45\uff07\uff53 here"  # ｈｅ＇ｓ
+    assert swapped(gender, "\u0130 saw \uff28\uff25\uff32") == "\u0130 saw \uff28\uff29\uff2d"  # İ: case-insensitive path
+    assert gender.sides("\uff28\uff25 left") == frozenset({"a"})
+    assert gender.mask("\uff28\uff25 left") == "XYZ left"
+    assert gender.swap_lines("the sky\n\uff28\uff25 left") == "the sky\n\uff33\uff28\uff25 left"
+    from fairtalk import Pair, check_pairs
+
+    leftover = Pair("p1", "gender", a="\uff28\uff25 is my brother", b="\uff28\uff25 is my sister", original_side="a")
+    check = check_pairs([leftover], gender)
+    assert check.n_leftover == 1
 
 
 def test_choice_spreads_roughly_evenly() -> None:

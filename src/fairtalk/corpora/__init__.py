@@ -15,7 +15,9 @@ Specs
     ``response``. ``split="train"|"heldout"`` selects conversations deterministically by a hash
     of the conversation id (:data:`HELDOUT_PERCENT` percent held out).
 ``text:PATH``
-    One context per line.
+    One context per line, one turn: a turn separator or role mark in a line (U+001E, U+0011,
+    U+0012; see :mod:`fairtalk.records`) becomes a space, as in every format's text but a JSONL
+    conversation's.
 ``tsv:PATH`` / ``csv:PATH``
     One column (``column``: a header name, or a 0-based index). The first row is a header when
     it contains the named column or a cell ``context``/``text`` (that column is then the

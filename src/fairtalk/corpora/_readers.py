@@ -146,6 +146,15 @@ def good_lines(path: str, opener: Opener, tally: Tally, *, keep_empty: bool = Fa
             yield lineno, text
 
 
+def _one_turn(text: str) -> str:
+    """A plain text as one turn: a turn separator or role mark in it (U+001E, U+0011, U+0012) becomes a space, stripped.
+
+    Only a conversation (JSONL ``messages``) makes a multi-turn context; a control character in
+    a text line, cell or value is no turn boundary (:func:`fairtalk.records.join_turns`).
+    """
+    return join_turns([text]).strip()
+
+
 def _context(path: str, lineno: int, text: str, response: str | None = None, cluster: str | None = None) -> Context:
     return Context(id=f"{Path(path).name}:{lineno}", text=text, origin=f"{path}:{lineno}", response=response, cluster=cluster)
 
@@ -154,7 +163,7 @@ def read_text(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]:
     """Plain text: one context per line."""
     for lineno, text in good_lines(path, opener, tally):
         tally.emit()
-        yield _context(path, lineno, text.strip())
+        yield _context(path, lineno, _one_turn(text))
 
 
 def read_tsv(tally: Tally, *, path: str, opener: Opener, column: str | None) -> Iterator[Context]:
@@ -259,7 +268,7 @@ def _column_contexts(rows: Iterable[tuple[int, list[str]]], *, column: str | Non
         if any(cell.strip() for cell in cells[width:]):
             tally.skip(MANY_COLUMNS, where)
             continue
-        text = cells[index].strip()
+        text = _one_turn(cells[index])
         if not text:
             tally.skip(EMPTY_VALUE, where)
             continue
@@ -376,7 +385,7 @@ def read_twitter(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context
             if text is None or not text.strip():
                 tally.skip(reason or EMPTY_LINE, where)
             else:
-                pending = (lineno, text.strip())
+                pending = (lineno, _one_turn(text))
             continue
         if pending is None:
             continue
@@ -408,7 +417,7 @@ def read_parlai(tally: Tally, *, path: str, opener: Opener) -> Iterator[Context]
         if "text" not in fields:
             tally.skip(NO_TEXT, where)
             continue
-        text = _parlai_unescape(fields["text"]).strip()
+        text = _one_turn(_parlai_unescape(fields["text"]))
         if not text:
             tally.skip(EMPTY_VALUE, where)
             continue
@@ -456,7 +465,7 @@ def read_parquet(tally: Tally, *, path: Path, column: str | None) -> Iterator[Co
                 if isinstance(value, bytes):
                     tally.skip(NOT_UTF8, f"{where_file}:{row}")
                     continue
-                text = (value or "").strip()
+                text = _one_turn(value or "")
                 if not text:
                     tally.skip(EMPTY_VALUE, f"{where_file}:{row}")
                     continue

@@ -28,7 +28,9 @@ Matching rules
   ``the UK``), but for a phrase whose only capital is its first letter (``That's it``, as a
   sentence starts), which takes the text's case like a lowercase entry.
 
-* A typographic apostrophe stays typographic: ``He’s`` -> ``She’s``.
+* A typographic apostrophe stays as it is: ``He’s`` -> ``She’s``, ``he‘s`` -> ``she‘s``.
+* Fullwidth forms (``ＨＥ``, U+FF01-U+FF5E) match as the ASCII they fold to under NFKC, and the
+  counterpart is written fullwidth: ``ＨＥ is here`` -> ``ＳＨＥ is here``.
 
 Word sense
 ----------
@@ -48,8 +50,9 @@ Several counterparts
 --------------------
 ``her`` (his / him) and ``his`` (her / hers) are resolved by role with a word-class heuristic on
 the words around them (see :func:`~fairtalk.counterfactual._senses.role_target`); other
-many-to-many entries (``cool`` -> lit / sick / ill) get a deterministic choice from a hash of
-(seed, text, match position), never from call order. The choice is recorded in
+many-to-many entries (``cool`` -> lit / sick / ill) get one deterministic choice per text and
+term, from a hash of (seed, text, term), never from call order: every ``cool`` of a text (any
+case, every turn of a conversation) becomes the same word, and different texts vary. The choice is recorded in
 :attr:`Swap.target <fairtalk.records.Swap>` with ``n_choices``. One-way lexicon entries
 (``guy -> girl``) swap in one direction only, so ``girl`` keeps ``boy`` as its one counterpart.
 """
@@ -88,6 +91,13 @@ _I_PRONOUNS = frozenset({"i", "i'm", "i'd", "i'll", "i've", "imma"})
 _PARTS = re.compile(r"[^\s-]+")
 #: The terms whose counterpart :func:`~fairtalk.counterfactual._senses.role_target` reads from their role.
 _ROLE_TERMS = frozenset({"her", "his"})
+#: The key under which :meth:`Swapper._choose` caches the text's digest (no term holds a line break).
+_TEXT_DIGEST = "\n"
+#: A fullwidth form of an ASCII character (``ＨＥ``): matched as its ASCII letter, as NFKC would fold it.
+_FULLWIDTH = re.compile("[\uff01-\uff5e]")
+_TO_ASCII = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)}
+_TO_FULLWIDTH = {code: code + 0xFEE0 for code in range(0x21, 0x7F)}
+_IDEOGRAPHIC_SPACE = "\u3000"
 
 #: Why a match was left as it is: inside a fixed phrase, a needs-determiner term without one, a needs-cue term without one.
 KeptReason = Literal["phrase", "no-determiner", "no-cue"]
@@ -136,7 +146,7 @@ class Swapper:
         The word pairs (side ``a`` <-> side ``b``); a word may have several counterparts.
     seed : int, default 0
         Seeds the choice among several counterparts; the choice also depends on the text and
-        the match position, never on call order.
+        the term (one choice per term in a text), never on call order.
 
     Examples
     --------
@@ -256,6 +266,7 @@ class Swapper:
         low = block.lower()
         if len(low) != len(block):  # a character whose lowercase changes length: line by line
             return "\n".join(map(self.swap_text, block.split("\n")))
+        low = _folded(low)
         parts: list[str] = []
         position = 0  # the block is copied up to here; block[position] is a newline or the end
         line_start = line_end = -1
@@ -318,7 +329,8 @@ class Swapper:
         """
         if not isinstance(token, str):
             raise TypeError(_MSG_BAD_TOKEN.format(value=token))
-        low, found = self._finditer(text)
+        low, by_case = self._lowered(text)
+        found = (self._pattern_ci if by_case else self._pattern).finditer(low)
         masked: list[tuple[int, int]] = []
         spans: list[list[tuple[int, int]]] = []
         for match in found:  # the terms the swap reads, as it reads them
@@ -329,7 +341,7 @@ class Swapper:
             if key in self._mask_always or key not in self._sensed or not self._kept_reason(key, low, start, end, spans):
                 masked.append((start, end))
         if self._mask_only:  # and the terms only a swap puts in, longest first over all terms
-            pattern = self._mask_pattern if low is not text or low == text.lower() else self._mask_pattern_ci
+            pattern = self._mask_pattern_ci if by_case else self._mask_pattern
             masked += [m.span() for m in pattern.finditer(low) if _normalise(m.group()) in self._mask_only]
         if not masked:
             return text
@@ -390,8 +402,8 @@ class Swapper:
                 cased = target
             else:
                 cased = _apply_case(source, target, text, start, self._spellings)
-            if "\u2019" in source:
-                cased = cased.replace("'", "\u2019")
+            if not source.isascii():
+                cased = _in_form_of(source, cased)
             parts += (text[position:start], cased)
             position = end
             if swaps is not None:
@@ -402,12 +414,26 @@ class Swapper:
         return "".join(parts)
 
     def _finditer(self, text: str) -> tuple[str, Iterator[re.Match[str]]]:
-        """Return the lowercased text and an iterator over the matches in it."""
+        """Return the lowercased text (fullwidth forms folded) and an iterator over the matches in it (as :meth:`_lowered`)."""
+        low = text.lower()
+        if len(low) == len(text):  # inlined: the common case, on every text
+            if not low.isascii() and _FULLWIDTH.search(low) is not None:
+                low = low.translate(_TO_ASCII)
+            return low, self._pattern.finditer(low)
+        low = _folded(text)
+        return low, self._pattern_ci.finditer(low)
+
+    @staticmethod
+    def _lowered(text: str) -> tuple[str, bool]:
+        """The text to match, as long as ``text``, and whether it needs the case-insensitive pattern.
+
+        The lowercased text, its fullwidth forms folded to ASCII; where lowercasing changes the
+        length (e.g. ``"\u0130"``), the original text, folded, for the case-insensitive pattern.
+        """
         low = text.lower()
         if len(low) == len(text):
-            return low, self._pattern.finditer(low)
-        # lowercasing changed the length (e.g. "\u0130"): match the original text instead
-        return text, self._pattern_ci.finditer(text)
+            return _folded(low), False
+        return _folded(text), True
 
     def _kept_reason(self, key: str, low: str, start: int, end: int, spans: list[list[tuple[int, int]]]) -> KeptReason | None:
         """Why the match ``key`` at ``start:end`` stays as it is, or None to swap it.
@@ -428,7 +454,10 @@ class Swapper:
     def _choose(self, key: str, text: str, low: str, start: int, end: int, memo: dict[str, bytes]) -> tuple[str, Side, int]:
         """Pick the counterpart of ``key`` at ``start``: (lowercase target, source side, n choices).
 
-        ``memo`` caches the text's digest across the matches of one call.
+        A role term (``her``, ``his``) takes the counterpart of its role where the words around it
+        tell one; otherwise the choice hashes (seed, text, term), so every occurrence of the term
+        in the text, in any turn, gets the same counterpart. ``memo`` caches the text's digest
+        and each term's across the matches of one call.
         """
         choices = self._choices[key]
         n_choices = len(choices)
@@ -438,11 +467,36 @@ class Swapper:
         for target, side in choices:
             if target == by_role:
                 return target, side, n_choices
-        if "text" not in memo:
-            memo["text"] = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        digest = hashlib.blake2b(memo["text"], digest_size=8, key=f"{self.seed}:{start}".encode()).digest()
+        digest = memo.get(key)
+        if digest is None:  # the term's first choice in this text: every other occurrence takes it too
+            if (text_digest := memo.get(_TEXT_DIGEST)) is None:
+                text_digest = memo[_TEXT_DIGEST] = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            digest = memo[key] = hashlib.blake2b(text_digest, digest_size=8, key=f"{self.seed}:{key}".encode()).digest()
         target, side = choices[int.from_bytes(digest, "big") % n_choices]
         return target, side, n_choices
+
+
+def _folded(text: str) -> str:
+    """``text`` with fullwidth forms of ASCII (``ｈｅ``) folded to ASCII, one character for one, so spans hold."""
+    if text.isascii() or _FULLWIDTH.search(text) is None:
+        return text
+    return text.translate(_TO_ASCII)
+
+
+def _in_form_of(source: str, replacement: str) -> str:
+    """``replacement`` written in the characters ``source`` uses: its typographic apostrophe, fullwidth forms.
+
+    ``he‘s`` -> ``she‘s``, ``He’s`` -> ``She’s``, ``ＨＥ`` -> ``ＳＨＥ`` (a fullwidth source's ASCII
+    characters become fullwidth, its spaces ideographic where it has one).
+    """
+    apostrophe = "\u2019" if "\u2019" in source else "\u2018" if "\u2018" in source else None
+    if apostrophe is not None:
+        replacement = replacement.replace("'", apostrophe)
+    if _FULLWIDTH.search(source) is not None:
+        replacement = replacement.translate(_TO_FULLWIDTH)
+        if _IDEOGRAPHIC_SPACE in source:
+            replacement = replacement.replace(" ", _IDEOGRAPHIC_SPACE)
+    return replacement
 
 
 def _normalise(term: str) -> str:
