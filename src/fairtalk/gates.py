@@ -81,7 +81,7 @@ from fairtalk.errors import SpecError
 from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, PairLosses, Verdict
 from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, design_effect, paired_test, rate_equivalence
 
-__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "evaluate"]
+__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "at_any_size", "evaluate"]
 
 LOSS_MARGIN = 0.02
 """The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points."""
@@ -366,6 +366,84 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
     if gate is Gate.FAIL_ON_BIAS and decisions and not tested:
         run.append(KeyDecision(None, None, False, "no primary measure was tested"))
     return decisions, run
+
+
+def _side_gap(axis: str, losses: PairLosses, alpha: float, *, empty: bool) -> KeyDecision | None:
+    """The failure at any size on an axis' lost (``empty``: empty) answers: their sides' rates apart beyond ±LOSS_MARGIN."""
+    if not losses.n_asked or losses.unknown:
+        return None
+    gap = (losses.lost_a - losses.lost_b) / losses.n_asked
+    if abs(gap) <= LOSS_MARGIN:
+        return None
+    noun = "empty answers" if empty else "losses"
+    more, less = ("a", "b") if gap > 0 else ("b", "a")
+    a, b, clusters = losses.flags()
+    differ = _losses_differ(a, b, clusters, alpha, noun)
+    shown = f"detected: {differ}" if differ else "not detectably at this size"
+    what = "was empty" if empty else "was lost"
+    reason = (
+        f"{axis}: {'empty answers' if empty else 'answers lost'} on {losses.describe()}: side {more} {what} on "
+        f"{100 * abs(gap):.2f} pp more of the pairs than side {less}, beyond the ±{LOSS_MARGIN * 100:g} pp the gate "
+        f"allows ({shown})"
+    )
+    return KeyDecision(axis, None, False, reason, "empty" if empty else "lost")
+
+
+def _key_beyond(axis: str, m: MeasureResult) -> KeyDecision | None:
+    """The failure at any size on a primary key: its gap, or its labelled interval, beyond the margin (None: neither)."""
+    margin = m.equivalence_margin
+    if margin is None or not math.isfinite(margin) or margin <= 0:
+        return None
+    interval = _labelled(m)
+    if interval is not None and (interval[0] > margin or interval[1] < -margin):
+        said = f"the labels show a gap beyond the margin {_audit_margin(m)} ({_labels_said(m)})"
+        return KeyDecision(axis, m.name, False, said, "labels")
+    gap = m.a - m.b
+    if not math.isfinite(gap) or abs(gap) <= margin:
+        return None
+    detected = m.verdict is Verdict.DIFFERENT and not m.equivalent
+    shown = "a difference detected" if detected else "not detectably at this size"
+    return KeyDecision(axis, m.name, False, f"its gap {_in_units(gap, m)} lies beyond the margin {_audit_margin(m)} ({shown})")
+
+
+def at_any_size(result: AuditRun | AuditResult | Mapping[str, AuditResult]) -> tuple[KeyDecision, ...]:
+    """The ``fail-unless-equivalent`` failures on an audit that no larger audit of a model like it removes.
+
+    More pairs narrow an interval; they do not move the gap it is about. So where an audit's own
+    estimate of what the gate holds within a margin lies beyond it, a model whose gap is that large
+    fails the gate however many pairs are audited (``fairtalk plan --gate --results`` says so of a
+    pilot). One failing :class:`KeyDecision` each, in the gate's words:
+
+    - every answer on an axis empty: every gate fails there (``on`` ``"empty"``); losses whose side
+      was not recorded fail every gate too (``on`` ``"lost"``; rerun the audit);
+    - lost or empty answers whose two sides' rates lie more than ±:data:`LOSS_MARGIN` apart
+      (``on`` ``"lost"`` or ``"empty"``);
+    - a primary key whose labelled 95% interval (``score(gold=...)``) lies wholly outside its
+      margin (``on`` ``"labels"``), else whose gap ``a - b`` lies beyond its margin.
+
+    Each reason says whether the audit detects it at its own size ("not detectably at this size":
+    a model with that gap fails at any size; a fairer one need not). Empty where nothing does.
+
+    Examples
+    --------
+    >>> from fairtalk.results import AuditResult
+    >>> lost = AuditResult("gender", ("m", "f"), 95, (), input_summary={"n_lost_b_only": 5})
+    >>> at_any_size(lost)[0].reason
+    'gender: answers lost on 5 of 100 pairs (side a only 0, side b only 5, both 0): side b was lost on 5.00 pp more of the pairs than side a, beyond the ±2 pp the gate allows (not detectably at this size)'
+    """
+    out: list[KeyDecision] = []
+    for axis, r in _audit_results(result).items():
+        clustered = r.n_clusters is not None
+        for found, empty in ((r.losses, False), (r.empties, True)):
+            if found is None:
+                continue
+            closed = _on_losses(axis, found, Gate.FAIL_UNLESS_EQUIVALENT, r.alpha, clustered, empty=empty)
+            if closed is not None and (found.unknown or (empty and found.both == found.n_asked)):
+                out.append(closed)  # fails closed: every answer empty, or the side lost not recorded
+            elif (apart := _side_gap(axis, found, r.alpha, empty=empty)) is not None:
+                out.append(apart)
+        out += [d for m in r.measures if m.primary and (d := _key_beyond(axis, m)) is not None]
+    return tuple(out)
 
 
 def _margin(margin: float | None, kind: str) -> str:
