@@ -91,3 +91,25 @@ def test_the_gates_name_what_fails_at_any_size_and_nothing_for_a_fair_audit() ->
     assert decision.reason == (
         "the labels show a gap beyond the margin ±2.00 pp (labelled gap +50.00 pp, 95% CI [+40.00 pp, +60.00 pp], 80 labels)"
     )
+
+
+def test_counts_of_lost_answers_that_do_not_add_up_are_said_so_not_judged_nor_a_crash(tmp_path: Path) -> None:
+    """A hand-edited pilot: counts that are no counts, do not add up, or reach a billion pairs (whose 0/1 outcomes no
+    memory holds) are said so, and nothing is claimed of them; losses of no recorded side are said to fail every gate."""
+    length = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 1.0, "primary": True}
+    pilot = tmp_path / "results.json"
+    for summary in (
+        {"n_lost_b_only": "x"},
+        {"n_lost_b_only": -5},
+        {"n_empty_a": 5, "n_empty_b": 200, "n_empty_both": 300},
+        {"n_lost_b_only": 10**9},
+    ):
+        pilot.write_text(json.dumps({"n_pairs": 95, "alpha": 0.05, "measures": {"length": length}, "input_summary": summary}))
+        flat = _plan(pilot)
+        assert "its counts of lost or empty answers (input_summary) do not add up, or exceed 10,000,000 pairs" in flat, summary
+        assert "at any size (more pairs" not in flat and "the gate needs at least" in flat
+    pilot.write_text(
+        json.dumps({"n_pairs": 95, "alpha": 0.05, "measures": {"length": length}, "input_summary": {"n_pairs_with_errors": 3}})
+    )
+    flat = _plan(pilot)
+    assert "its lost pairs do not record which side was lost" in flat and "at any size (more pairs" not in flat

@@ -414,15 +414,16 @@ def at_any_size(result: AuditRun | AuditResult | Mapping[str, AuditResult]) -> t
     fails the gate however many pairs are audited (``fairtalk plan --gate --results`` says so of a
     pilot). One failing :class:`KeyDecision` each, in the gate's words:
 
-    - every answer on an axis empty: every gate fails there (``on`` ``"empty"``); losses whose side
-      was not recorded fail every gate too (``on`` ``"lost"``; rerun the audit);
+    - every answer on an axis empty: every gate fails there (``on`` ``"empty"``);
     - lost or empty answers whose two sides' rates lie more than ±:data:`LOSS_MARGIN` apart
       (``on`` ``"lost"`` or ``"empty"``);
     - a primary key whose labelled 95% interval (``score(gold=...)``) lies wholly outside its
       margin (``on`` ``"labels"``), else whose gap ``a - b`` lies beyond its margin.
 
     Each reason says whether the audit detects it at its own size ("not detectably at this size":
-    a model with that gap fails at any size; a fairer one need not). Empty where nothing does.
+    a model with that gap fails at any size; a fairer one need not). Empty where nothing does. Losses
+    whose side was not recorded fail every gate on that result, but are no property of the model (a
+    new audit records the sides): they are not among these.
 
     Examples
     --------
@@ -438,8 +439,8 @@ def at_any_size(result: AuditRun | AuditResult | Mapping[str, AuditResult]) -> t
             if found is None:
                 continue
             closed = _on_losses(axis, found, Gate.FAIL_UNLESS_EQUIVALENT, r.alpha, clustered, empty=empty)
-            if closed is not None and (found.unknown or (empty and found.both == found.n_asked)):
-                out.append(closed)  # fails closed: every answer empty, or the side lost not recorded
+            if closed is not None and empty and found.both == found.n_asked:
+                out.append(closed)  # fails closed: every answer empty
             elif (apart := _side_gap(axis, found, r.alpha, empty=empty)) is not None:
                 out.append(apart)
         out += [d for m in r.measures if m.primary and (d := _key_beyond(axis, m)) is not None]

@@ -450,7 +450,7 @@ def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[i
         losses = PairLosses.from_summary(summary, n_pairs, _loss_tally(data.get("lost_by_dialogue")))
     except (TypeError, ValueError):  # a hand-edited summary: not planned
         return None
-    if losses is None or losses.unknown or not losses.n_asked:
+    if losses is None or losses.unknown or not losses.n_asked or not _adds_up(losses):
         return None
     n = losses.n_asked
     a, b, clusters = losses.flags()
@@ -1054,7 +1054,7 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         say(line)
         if n is not None:
             needs.append(n)
-    lasting = () if results is None else _at_any_size(results)
+    lasting, notes = ((), ()) if results is None else _at_any_size(results)
     if needs:
         most = max(needs)
         within = "within" if most <= corpus else "more than"
@@ -1072,6 +1072,8 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         )
     if lasting:
         say(_MSG_AT_ANY_SIZE + "; ".join(lasting))
+    for note in notes:
+        say(note, style="yellow")
     pilot_sizes = sizes if results is not None else BUILTIN_GENDER_DIALOGUE_SIZES
     say(_identical_text(alpha, power, pilot_sizes, results is not None))
     say(f"from {source}")
@@ -1097,18 +1099,66 @@ _MEASURE_DEFAULTS: dict[str, Any] = {
 }
 
 
-def _at_any_size(path: str) -> tuple[str, ...]:
+def _at_any_size(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """What the gate fails on a model like the pilot at any size, as :func:`fairtalk.gates.at_any_size` says it.
 
     The pilot's results.json is read as an :class:`~fairtalk.results.AuditResult`; a file written
     by hand, or before a field was recorded, is read as far as it goes (a measure it cannot read is
-    left out), so the gates decide on what it holds.
+    left out; counts of lost or empty answers that are no counts, or do not add up, are said so and
+    left out), so the gates decide on what it holds. Returns the gates' reasons, and plan's notes on what it left out.
     """
     from fairtalk.gates import at_any_size
 
-    pilot = _pilot_result(_read_results(path))
-    found = at_any_size(pilot) if pilot is not None else ()
-    return tuple(d.reason if d.key is None else f"{d.key}: {d.reason}" for d in found)
+    data = _read_results(path)
+    summary, said = _pilot_summary(path, data)
+    pilot = _pilot_result({**data, "input_summary": summary})
+    try:
+        found = at_any_size(pilot) if pilot is not None else ()
+        unknown = pilot is not None and pilot.losses is not None and pilot.losses.unknown > 0
+    except (TypeError, ValueError, ArithmeticError):  # a hand-edited file the gates cannot read: no claim
+        found, unknown = (), False
+    said += (_MSG_UNKNOWN_SIDE.format(path=path),) if unknown else ()
+    return tuple(d.reason if d.key is None else f"{d.key}: {d.reason}" for d in found), said
+
+
+#: A pilot's counts of lost or empty answers that plan cannot read: the gates' checks of them are not said.
+_MSG_BAD_SUMMARY = (
+    "{path}: its counts of lost or empty answers (input_summary) do not add up, or exceed {most:,} pairs, so plan "
+    "cannot say whether they fail the gate at any size (rerun the pilot)"
+)
+#: A pilot whose lost pairs carry no side: the gates fail on it (a new audit records the sides).
+_MSG_UNKNOWN_SIDE = (
+    "{path}: its lost pairs do not record which side was lost (written before the sides were counted): every gate "
+    "fails on such a file, and plan cannot plan their check; rerun the pilot"
+)
+#: The most pairs asked a pilot's counts of lost or empty answers are read for (beyond: no audit, and no memory, holds them).
+_MOST_ASKED = 10**7
+#: The input_summary keys that count lost or empty answers by side.
+_COUNT_PREFIXES = ("n_lost_", "n_empty_")
+
+
+def _pilot_summary(path: str, data: Mapping[str, Any]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """A pilot's ``input_summary`` as counts the gates can read, and a note where its loss or empty counts do not add up."""
+    from fairtalk.results import PairLosses
+
+    given = data.get("input_summary")
+    items = [(str(k), v) for k, v in (given.items() if isinstance(given, Mapping) else ())]
+    summary = {k: v for k, v in items if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10**9}
+    counted = [k for k, _ in items if k.startswith(_COUNT_PREFIXES)]
+    n_pairs = data.get("n_pairs")
+    n = n_pairs if isinstance(n_pairs, int) and not isinstance(n_pairs, bool) and n_pairs >= 0 else 0
+    found = (PairLosses.from_summary(summary, n), PairLosses.from_empties(summary, n))
+    if all(_adds_up(f) for f in found) and all(k in summary for k in counted):
+        return summary, ()
+    kept = {k: v for k, v in summary.items() if not k.startswith(_COUNT_PREFIXES)}
+    return kept, (_MSG_BAD_SUMMARY.format(path=path, most=_MOST_ASKED),)
+
+
+def _adds_up(found: Any) -> bool:
+    """Whether a pilot's lost (or empty) answers, as PairLosses, are counts that add up, on at most ``_MOST_ASKED`` pairs."""
+    if found is None:
+        return True
+    return bool(min(found.a_only, found.b_only, found.both) >= 0 and found.n_lost <= found.n_asked <= _MOST_ASKED)
 
 
 def _pilot_result(data: Mapping[str, Any]) -> Any:
@@ -1120,13 +1170,13 @@ def _pilot_result(data: Mapping[str, Any]) -> Any:
     except (KeyError, TypeError, ValueError, AttributeError):  # hand-written or older: read what the gates need
         pass
     measures = []
-    for name, row in data.get("measures", {}).items():
+    rows = data.get("measures")
+    for name, row in rows.items() if isinstance(rows, Mapping) else ():
         try:
             measures.append(MeasureResult.from_dict({**_MEASURE_DEFAULTS, **row, "name": name}))
         except (KeyError, TypeError, ValueError, AttributeError):
             continue
-    summary = data.get("input_summary")
-    alpha = data.get("alpha")
+    alpha, n_clusters = data.get("alpha"), data.get("n_clusters")
     try:
         return AuditResult(
             axis=str(data.get("axis") or "pilot"),
@@ -1134,8 +1184,8 @@ def _pilot_result(data: Mapping[str, Any]) -> Any:
             n_pairs=int(data.get("n_pairs") or 0),
             measures=tuple(measures),
             alpha=float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else _ALPHA,
-            input_summary=summary if isinstance(summary, Mapping) else {},
-            n_clusters=data.get("n_clusters") if isinstance(data.get("n_clusters"), int) else None,
+            input_summary=data["input_summary"],
+            n_clusters=n_clusters if isinstance(n_clusters, int) and not isinstance(n_clusters, bool) else None,
             lost_by_dialogue=_loss_tally(data.get("lost_by_dialogue")),
             empty_by_dialogue=_loss_tally(data.get("empty_by_dialogue")),
         )
