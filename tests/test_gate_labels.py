@@ -127,6 +127,8 @@ def test_score_with_labels_showing_a_gap_fails_the_gate_in_the_exit_code_json_ju
     report = " ".join((out / "report.md").read_text(encoding="utf-8").replace("\\_", "_").split())
     assert said in report and "offense_rate: FAILED — the labels show a difference the scorer missed (labelled" in report
     assert "the labels show a difference the scorer missed (labelled gap +100.00 pp" in junit.read_text(encoding="utf-8")
+    html = " ".join((out / "report.html").read_text(encoding="utf-8").split())
+    assert said in html and "the labels show a difference the scorer missed (labelled gap +100.00 pp" in html
     done = runner.invoke(app, [*args, "-o", str(tmp_path / "again"), "--resamples", "100", "--fail-on-bias", "--json"])
     assert done.exit_code == 1
     (gate,) = json.loads(done.stdout)["gates"]
