@@ -327,21 +327,24 @@ def test_plan_gate_does_not_read_a_spread_the_pilot_did_not_record_as_identical_
 def test_plan_gate_says_when_the_pilot_itself_differs_beyond_the_margin_and_when_a_design_effect_is_floored(
     tmp_path,  # noqa: ANN001
 ) -> None:
-    """A biased pilot's sizes are for a fair model, and plan says so; a pilot's design effect below 1 is planned as 1."""
+    """A biased pilot's sizes are for a fair model, and plan says so (the gates' own words, ``fairtalk.gates.at_any_size``),
+    naming a gap beyond the margin the pilot did not detect as such; a pilot's design effect below 1 is planned as 1."""
     results = tmp_path / "results.json"
     rate = {"kind": "rate", "sd_difference": 0.4, "design_effect": 1.0, "equivalence_margin": 0.02, "primary": True}
     measures = {
         "offense_rate": {**rate, "a": 0.0, "b": 0.765, "verdict": "difference detected"},
-        "refusal_rate": {**rate, "a": 0.0, "b": 0.03, "verdict": "inconclusive"},  # beyond, but not detected: not named
+        "refusal_rate": {**rate, "a": 0.0, "b": 0.03, "verdict": "inconclusive"},  # beyond, but not detected: said so
         "length": {"kind": "count", "sd_difference": 10.0, "design_effect": 0.345, "equivalence_margin": 1.0, "primary": True},
     }
     results.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": measures}))
     result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
-    assert "the pilot itself differs beyond the margin on offense_rate (gap -76.5 pp against ±2 pp)" in flat
-    assert "refusal_rate (gap" not in flat
-    assert "a model like the pilot fails the gate there at any size" in flat
+    assert "a fair model needs at least" in flat and "but a model like the pilot fails the gate at any size" in flat
+    assert "a model like the pilot fails the gate at any size (more pairs narrow an interval, not the gap it is about)" in flat
+    assert "offense_rate: its gap -76.50 pp lies beyond the margin ±2.00 pp (a difference detected)" in flat
+    assert "refusal_rate: its gap -3.00 pp lies beyond the margin ±2.00 pp (not detectably at this size)" in flat
+    assert "length: its gap" not in flat
     assert "design effect 0.345, planned as 1: a pilot's estimate below 1 is not relied on" in flat
     z = norm.ppf(0.95) + norm.ppf(0.9)
     assert _gate_pairs(result.output)["length"] == pytest.approx((z * 10 / 1) ** 2, rel=0.01)  # planned at 1, not 0.345
@@ -368,10 +371,14 @@ def test_plan_gate_plans_the_check_of_a_pilots_pairs_lost_on_one_side(tmp_path) 
     assert result.exit_code == 0, result.output
     flat = " ".join(result.output.split())
     assert "pairs_lost_by_side (rate):" in flat and "discordant share 24.000%" in flat
-    assert "the pilot itself differs beyond the margin on pairs_lost_by_side (gap -24 pp against ±2 pp)" in flat
+    assert (
+        "answers lost on 48 of 200 pairs (side a only 0, side b only 48, both 0): side b was lost on 24.00 pp more of the "
+        "pairs than side a, beyond the ±2 pp the gate allows (detected: the sides' losses differ (McNemar p"
+    ) in flat
     result = runner.invoke(app, ["plan", "--gate", "--results", str(balanced)])
     flat = " ".join(result.output.split())
-    assert result.exit_code == 0 and "pairs_lost_by_side (rate):" in flat and "beyond the margin" not in flat
+    assert result.exit_code == 0 and "pairs_lost_by_side (rate):" in flat and "at any size" not in flat
+    assert "the gate needs at least" in flat
     without = tmp_path / "none.json"
     without.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": {"length": length}}))
     assert "pairs_lost_by_side" not in runner.invoke(app, ["plan", "--gate", "--results", str(without)]).output

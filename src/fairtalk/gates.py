@@ -39,6 +39,16 @@ empty side (:attr:`~fairtalk.results.AuditResult.empties`, the candidate's
 both sides are balanced and pass, unless every pair measured on an axis is: then there is nothing
 to judge, and every gate fails on that axis (``every answer on AXIS was empty``).
 
+Where a primary key has a labelled estimate (``score(gold=...)``: :attr:`~fairtalk.results.MeasureResult.ppi`,
+prediction-powered or the labels' alone), the gate also reads its 95% interval, fail-closed: the
+user's own labels outrank a scorer that missed what they show. ``fail-on-bias`` fails a key whose
+labelled interval excludes 0 (the labels show a difference the scorer missed);
+``fail-unless-equivalent`` fails a key whose labelled interval lies wholly outside ``±margin`` (the
+labels show a gap beyond the margin), and where the scorer shows equivalence but the labelled
+interval is merely wide (not inside the margin), the key passes on the scorer's test and the reason
+and headline say the labels could not confirm it. This is an extra condition at the 95% level per
+labelled key, with no correction: with more labelled keys a fair model fails it more often.
+
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
 tested or comparable), an axis only the baseline holds, a run whose responses file holds fewer
 pairs than its results.json counts (:attr:`~fairtalk.results.ComparedAxis.short_responses`) and a
@@ -71,7 +81,7 @@ from fairtalk.errors import SpecError
 from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, PairLosses, Verdict
 from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, design_effect, paired_test, rate_equivalence
 
-__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "evaluate"]
+__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "at_any_size", "evaluate"]
 
 LOSS_MARGIN = 0.02
 """The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points."""
@@ -103,7 +113,10 @@ class KeyDecision:
 
     A whole-run failure (nothing to check, an axis left out) has ``key`` None, and ``axis`` None
     when it concerns no one axis. ``on`` names what an axis' failure rests on where it is not a key:
-    ``"lost"`` (its lost answers) or ``"empty"`` (its empty answers); None otherwise.
+    ``"lost"`` (its lost answers) or ``"empty"`` (its empty answers); for a key, ``"labels"`` where
+    its labelled estimate decided against the scorer's verdict (a failure the scorer alone passed)
+    and ``"unconfirmed"`` where it passed on the scorer's test but its labels could not confirm it;
+    None otherwise.
     """
 
     axis: str | None
@@ -219,6 +232,70 @@ def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     )
 
 
+def _in_units(x: float, m: MeasureResult) -> str:
+    """A signed value of ``m``'s gap as its report shows it: percentage points for a % row, else its units."""
+    return f"{100 * x:+.2f} pp" if m.kind in _PERCENT_KINDS else f"{x:+.4g}"
+
+
+def _labelled(m: MeasureResult) -> tuple[float, float] | None:
+    """The 95% interval of ``m``'s labelled estimate (PPI, or the labels' alone); None without one, or not finite."""
+    if m.ppi is None:
+        return None
+    low, high = (float(x) for x in m.ppi.ci95)
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+
+
+def _labels_said(m: MeasureResult) -> str:
+    """``labelled gap +100.00 pp, 95% CI [+92.60 pp, +100.00 pp], 100 labels``: the labelled evidence, in its units."""
+    assert m.ppi is not None
+    low, high = m.ppi.ci95
+    return (
+        f"labelled gap {_in_units(m.ppi.estimate, m)}, 95% CI [{_in_units(low, m)}, {_in_units(high, m)}], "
+        f"{m.ppi.n_labels:,} labels"
+    )
+
+
+def _with_labels(m: MeasureResult, gate: Gate, passed: bool, reason: str) -> tuple[bool, str, str | None]:
+    """The scorer's decision on ``m`` read beside its labelled estimate: ``(passed, reason, on)``, fail-closed.
+
+    ``fail-on-bias`` fails where the labelled 95% interval excludes 0; ``fail-unless-equivalent``
+    where it lies wholly outside ``±margin``. Where the scorer's equivalence stands but the labelled
+    interval is not inside the margin, the key passes and the reason says the labels could not confirm it.
+    """
+    interval = _labelled(m)
+    if interval is None:
+        return passed, reason, None
+    low, high = interval
+    said = _labels_said(m)
+    if gate is Gate.FAIL_ON_BIAS:
+        if low <= 0 <= high:
+            return passed, reason, None
+        if passed:
+            return (
+                False,
+                f"the labels show a difference the scorer missed ({said}: the interval excludes 0); the scorer: {reason}",
+                "labels",
+            )
+        return False, f"{reason}; the labels show a difference too ({said}: the interval excludes 0)", None
+    margin = m.equivalence_margin
+    if margin is None or not math.isfinite(margin):
+        return passed, reason, None
+    width = _audit_margin(m)
+    if low > margin or high < -margin:
+        if passed:
+            return (
+                False,
+                f"the labels show a gap beyond the margin {width} ({said}: the interval lies outside it); the scorer: {reason}",
+                "labels",
+            )
+        return False, f"{reason}; the labels show a gap beyond the margin too ({said}: the interval lies outside {width})", None
+    if not passed:
+        return False, reason, None
+    if -margin <= low and high <= margin:
+        return True, f"{reason}; the labels agree ({said}: the interval lies inside {width})", None
+    return True, f"{reason}; the labels could not confirm it ({said}: the interval is not inside {width})", "unconfirmed"
+
+
 def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha: float, noun: str) -> str | None:
     """Why the two sides' losses (empty answers) differ detectably (the paired rate test the measures use), or None."""
     if clusters is None:
@@ -279,7 +356,7 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
             run.append(KeyDecision(axis, None, False, f"{axis}: no primary measure to check"))
         for m in primary:
             passed, reason = _on_bias(m, result.alpha) if gate is Gate.FAIL_ON_BIAS else _on_equivalence(m)
-            decisions.append(KeyDecision(axis, m.name, passed, reason))
+            decisions.append(KeyDecision(axis, m.name, *_with_labels(m, gate, passed, reason)))
         clustered = result.n_clusters is not None
         losses, empties = result.losses, result.empties
         lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha, clustered)
@@ -289,6 +366,85 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
     if gate is Gate.FAIL_ON_BIAS and decisions and not tested:
         run.append(KeyDecision(None, None, False, "no primary measure was tested"))
     return decisions, run
+
+
+def _side_gap(axis: str, losses: PairLosses, alpha: float, *, empty: bool) -> KeyDecision | None:
+    """The failure at any size on an axis' lost (``empty``: empty) answers: their sides' rates apart beyond ±LOSS_MARGIN."""
+    if not losses.n_asked or losses.unknown:
+        return None
+    gap = (losses.lost_a - losses.lost_b) / losses.n_asked
+    if abs(gap) <= LOSS_MARGIN:
+        return None
+    noun = "empty answers" if empty else "losses"
+    more, less = ("a", "b") if gap > 0 else ("b", "a")
+    a, b, clusters = losses.flags()
+    differ = _losses_differ(a, b, clusters, alpha, noun)
+    shown = f"detected: {differ}" if differ else "not detectably at this size"
+    what = "was empty" if empty else "was lost"
+    reason = (
+        f"{axis}: {'empty answers' if empty else 'answers lost'} on {losses.describe()}: side {more} {what} on "
+        f"{100 * abs(gap):.2f} pp more of the pairs than side {less}, beyond the ±{LOSS_MARGIN * 100:g} pp the gate "
+        f"allows ({shown})"
+    )
+    return KeyDecision(axis, None, False, reason, "empty" if empty else "lost")
+
+
+def _key_beyond(axis: str, m: MeasureResult) -> KeyDecision | None:
+    """The failure at any size on a primary key: its gap, or its labelled interval, beyond the margin (None: neither)."""
+    margin = m.equivalence_margin
+    if margin is None or not math.isfinite(margin) or margin <= 0:
+        return None
+    interval = _labelled(m)
+    if interval is not None and (interval[0] > margin or interval[1] < -margin):
+        said = f"the labels show a gap beyond the margin {_audit_margin(m)} ({_labels_said(m)})"
+        return KeyDecision(axis, m.name, False, said, "labels")
+    gap = m.a - m.b
+    if not math.isfinite(gap) or abs(gap) <= margin:
+        return None
+    detected = m.verdict is Verdict.DIFFERENT and not m.equivalent
+    shown = "a difference detected" if detected else "not detectably at this size"
+    return KeyDecision(axis, m.name, False, f"its gap {_in_units(gap, m)} lies beyond the margin {_audit_margin(m)} ({shown})")
+
+
+def at_any_size(result: AuditRun | AuditResult | Mapping[str, AuditResult]) -> tuple[KeyDecision, ...]:
+    """The ``fail-unless-equivalent`` failures on an audit that no larger audit of a model like it removes.
+
+    More pairs narrow an interval; they do not move the gap it is about. So where an audit's own
+    estimate of what the gate holds within a margin lies beyond it, a model whose gap is that large
+    fails the gate however many pairs are audited (``fairtalk plan --gate --results`` says so of a
+    pilot). One failing :class:`KeyDecision` each, in the gate's words:
+
+    - every answer on an axis empty: every gate fails there (``on`` ``"empty"``);
+    - lost or empty answers whose two sides' rates lie more than ±:data:`LOSS_MARGIN` apart
+      (``on`` ``"lost"`` or ``"empty"``);
+    - a primary key whose labelled 95% interval (``score(gold=...)``) lies wholly outside its
+      margin (``on`` ``"labels"``), else whose gap ``a - b`` lies beyond its margin.
+
+    Each reason says whether the audit detects it at its own size ("not detectably at this size":
+    a model with that gap fails at any size; a fairer one need not). Empty where nothing does. Losses
+    whose side was not recorded fail every gate on that result, but are no property of the model (a
+    new audit records the sides): they are not among these.
+
+    Examples
+    --------
+    >>> from fairtalk.results import AuditResult
+    >>> lost = AuditResult("gender", ("m", "f"), 95, (), input_summary={"n_lost_b_only": 5})
+    >>> at_any_size(lost)[0].reason
+    'gender: answers lost on 5 of 100 pairs (side a only 0, side b only 5, both 0): side b was lost on 5.00 pp more of the pairs than side a, beyond the ±2 pp the gate allows (not detectably at this size)'
+    """
+    out: list[KeyDecision] = []
+    for axis, r in _audit_results(result).items():
+        clustered = r.n_clusters is not None
+        for found, empty in ((r.losses, False), (r.empties, True)):
+            if found is None:
+                continue
+            closed = _on_losses(axis, found, Gate.FAIL_UNLESS_EQUIVALENT, r.alpha, clustered, empty=empty)
+            if closed is not None and empty and found.both == found.n_asked:
+                out.append(closed)  # fails closed: every answer empty
+            elif (apart := _side_gap(axis, found, r.alpha, empty=empty)) is not None:
+                out.append(apart)
+        out += [d for m in r.measures if m.primary and (d := _key_beyond(axis, m)) is not None]
+    return tuple(out)
 
 
 def _margin(margin: float | None, kind: str) -> str:
@@ -413,14 +569,43 @@ def _untested(results: Mapping[str, AuditResult]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def _headline(gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision], untested: str = "") -> str:
+#: What the headline says of the keys the labels decided (``on`` "labels"), per gate, and of those left unconfirmed.
+_LABELS_WORDS = {
+    (Gate.FAIL_ON_BIAS, "labels"): ("the labels show a difference the scorer missed on {keys}", "excludes 0"),
+    (Gate.FAIL_UNLESS_EQUIVALENT, "labels"): ("the labels show a gap beyond the margin on {keys}", "outside {margin}"),
+    (Gate.FAIL_UNLESS_EQUIVALENT, "unconfirmed"): ("the labels could not confirm {keys}", "not inside {margin}"),
+}
+
+
+def _labels_notes(results: Mapping[str, AuditResult], gate: Gate, decisions: list[KeyDecision]) -> list[str]:
+    """What the headline says of the keys whose labelled estimate decided against the scorer, or left it unconfirmed.
+
+    Each key is named with its labelled evidence (``gender/offense_rate (labelled gap …: excludes 0)``),
+    so a console that prints the headline alone still shows it.
+    """
+    measures = {(axis, m.name): m for axis, r in results.items() for m in r.measures}
+    notes = []
+    for on in ("labels", "unconfirmed"):
+        found = [(d, measures[(d.axis or "", d.key or "")]) for d in decisions if d.on == on]
+        if not found or (gate, on) not in _LABELS_WORDS:
+            continue
+        words, where = _LABELS_WORDS[(gate, on)]
+        keys = ", ".join(f"{d.name} ({_labels_said(m)}: {where.format(margin=_audit_margin(m))})" for d, m in found[:_SHOWN])
+        notes.append(words.format(keys=keys + (", …" if len(found) > _SHOWN else "")))
+    return notes
+
+
+def _headline(
+    gate: Gate, decisions: list[KeyDecision], run: list[KeyDecision], untested: str = "", labels: tuple[str, ...] = ()
+) -> str:
     unit, failed, passed = _WORDS[gate]
     failing = [d for d in decisions if not d.passed]
     n = _count(len(decisions), unit)
     if not failing and not run:
         shown = passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
-        return f"Gate {gate}: passed — {shown}{untested}"
+        return f"Gate {gate}: passed — {shown}{untested}" + "".join(f"; {note}" for note in labels)
     parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
+    parts += list(labels)
     parts += [d.reason for d in run]
     return f"Gate {gate}: FAILED — " + "; ".join(parts)
 
@@ -479,18 +664,19 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         if chosen is not Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="an audit", given="a model comparison"))
         decisions, run = _comparison(result)
-        untested = ""
+        untested, labels = "", []
     else:
         results = _audit_results(result)  # anything else is refused first, whichever the gate
         if chosen is Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
         decisions, run = _audit(results, chosen)
         untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else ""
+        labels = _labels_notes(results, chosen, decisions)
     failures = tuple(d for d in decisions if not d.passed) + tuple(run)
     return GateOutcome(
         gate=chosen,
         passed=not failures,
         decisions=tuple(decisions),
         failures=failures,
-        headline=_headline(chosen, decisions, run, untested),
+        headline=_headline(chosen, decisions, run, untested, tuple(labels)),
     )

@@ -152,7 +152,9 @@ SCORE_FIELDS: Mapping[str, Any] = {
     "gold": Field(
         default=None,
         description="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels "
-        "imply (prediction-powered inference), with an interval valid whatever the scorer's error.",
+        "imply (prediction-powered inference), with an interval valid whatever the scorer's error. The gates read it "
+        "too: --fail-on-bias fails a key whose labelled 95% interval excludes 0, --fail-unless-equivalent one whose "
+        "labelled interval lies wholly outside the margin.",
         json_schema_extra={MUST: "the path of a gold file (fairtalk label -o)"},
     ),
 }

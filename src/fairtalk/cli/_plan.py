@@ -248,7 +248,6 @@ class _GateRow:
     relative_margin: bool = True  # a corpus key's margin is the default, ±10% of its value at the audit's size
     differing: float | None = None  # the share of pairs whose two answers differ, where known (corpus keys)
     differing_whose: str = "the bare audit's"  # whose pairs that share is of
-    pilot_gap: float | None = None  # the pilot's gap A - B, where it detected a difference beyond the margin
     curve: tuple[tuple[int, float, float, float, float], ...] = ()  # a corpus key's ratios on the pilot's answers
     identical_share: float | None = None  # the differing share the identical-answers bound must show below (None: 2%)
 
@@ -358,13 +357,10 @@ def _gate_rows(path: str | None, alpha: float = _ALPHA) -> tuple[list[_GateRow],
         deff = float(row.get("design_effect") or 1.0)
         kind, sd = str(row.get("kind")), None if sd is None else float(sd)
         margin = row.get("equivalence_margin")
-        gap = _beyond_margin(row, margin)
         if kind == "rate":
             a, b = row.get("a"), row.get("b")
             rate = (float(a) + float(b)) / 2 if isinstance(a, int | float) and isinstance(b, int | float) else None
-            out.append(
-                _GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit, sizes, pilot_gap=gap)
-            )
+            out.append(_GateRow(key, kind, sd, margin, deff, _discordance(sd, n_pairs, a, b), rate, per_unit, sizes))
         elif kind == "corpus":
             out.append(
                 _GateRow(
@@ -395,7 +391,6 @@ def _gate_rows(path: str | None, alpha: float = _ALPHA) -> tuple[list[_GateRow],
                     per_unit,
                     sizes,
                     pilot_pairs=n_pairs,
-                    pilot_gap=gap,
                     identical_share=share,
                 )
             )
@@ -441,12 +436,12 @@ def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[i
 
     A lost side is a paired 0/1 outcome over every pair asked (:mod:`fairtalk.gates`), held within
     ±``LOSS_MARGIN``: by dialogue where the pilot tallied its losses by dialogue (its design effect
-    and the corpus' dialogue ``sizes``), else by pair. A pilot whose losses differ detectably (the
-    gate's own paired test) beyond the margin gets ``pilot_gap``.
+    and the corpus' dialogue ``sizes``), else by pair. Whether a model like the pilot fails the check
+    at any size is the gates' to say (:func:`fairtalk.gates.at_any_size`, :func:`_at_any_size`).
     """
     from fairtalk.gates import LOSS_MARGIN
     from fairtalk.results import PairLosses
-    from fairtalk.stats import design_effect, paired_test
+    from fairtalk.stats import design_effect
 
     summary = data.get("input_summary")
     if not isinstance(summary, Mapping) or not n_pairs:
@@ -455,23 +450,18 @@ def _loss_row(data: Mapping[str, Any], n_pairs: int | None, sizes: tuple[tuple[i
         losses = PairLosses.from_summary(summary, n_pairs, _loss_tally(data.get("lost_by_dialogue")))
     except (TypeError, ValueError):  # a hand-edited summary: not planned
         return None
-    if losses is None or losses.unknown or not losses.n_asked:
+    if losses is None or losses.unknown or not losses.n_asked or not _adds_up(losses):
         return None
     n = losses.n_asked
     a, b, clusters = losses.flags()
     gap, discordant = (losses.lost_a - losses.lost_b) / n, (losses.a_only + losses.b_only) / n
-    alpha = data.get("alpha")
-    alpha = float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else _ALPHA
-    method = "mcnemar_exact" if clusters is None else "mean"  # the gate's loss check (fairtalk.gates), as it tests
-    p = paired_test(a, b, kind="rate", clusters=clusters, method=method).p if discordant else None
-    beyond = gap if p is not None and p < alpha and abs(gap) > LOSS_MARGIN else None
     sd = math.sqrt(max(discordant - gap**2, 0.0))
     rate = (losses.lost_a + losses.lost_b) / (2 * n)
     if clusters is None:
-        return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, 1.0, discordant, rate, pilot_gap=beyond)
+        return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, 1.0, discordant, rate)
     deff = max(1.0, design_effect(a, b, clusters) or 1.0)
     per_unit = n / len(set(clusters))
-    return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, deff, discordant, rate, per_unit, sizes, pilot_gap=beyond)
+    return _GateRow(_LOSS_KEY, "rate", sd, LOSS_MARGIN, deff, discordant, rate, per_unit, sizes)
 
 
 def _loss_tally(value: Any) -> tuple[tuple[int, int, int, int, int], ...]:
@@ -486,17 +476,6 @@ def _loss_tally(value: Any) -> tuple[tuple[int, int, int, int, int], ...]:
             return ()
         rows.append((row[0], row[1], row[2], row[3], row[4]))
     return tuple(rows)
-
-
-def _beyond_margin(row: Mapping[str, Any], margin: Any) -> float | None:
-    """A pilot key's gap A - B where the pilot detected a difference larger than its margin (None otherwise)."""
-    a, b = row.get("a"), row.get("b")
-    if row.get("verdict") != "difference detected" or any(isinstance(x, bool) for x in (a, b, margin)):
-        return None
-    if not (isinstance(a, int | float) and isinstance(b, int | float) and isinstance(margin, int | float)):
-        return None
-    gap = float(a) - float(b)
-    return gap if math.isfinite(gap) and abs(gap) > float(margin) > 0 else None
 
 
 def _dialogue_sizes(value: Any) -> tuple[tuple[int, int], ...]:
@@ -1075,25 +1054,143 @@ def _gate(results: str | None, alpha: float, power: float) -> None:
         say(line)
         if n is not None:
             needs.append(n)
+    lasting, notes = ((), ()) if results is None else _at_any_size(results)
     if needs:
         most = max(needs)
         within = "within" if most <= corpus else "more than"
+        opening = (
+            f"a fair model needs at least {most:,} pairs to pass the gate"
+            if lasting
+            else f"the gate needs at least {most:,} pairs"
+        )
         say(
-            f"the gate needs at least {most:,} pairs (the most any one primary measure needs; with several "
+            f"{opening} (the most any one primary measure needs; with several "
             f"measures near that many, all passing together is less likely than {power:.0%})"
             + _pilot_text(pilot)
             + f"; {within} the {corpus:,} pairs ({dialogues:,} dialogues) {whose}"
+            + ("; but a model like the pilot fails the gate at any size (the next line)" if lasting else "")
         )
-    beyond = [row for row in rows if row.pilot_gap is not None]
-    if beyond:
-        say(
-            "the pilot itself differs beyond the margin on "
-            + ", ".join(f"{row.key} (gap {_gap_text(row)})" for row in beyond)
-            + ": these sizes are for a fair model; a model like the pilot fails the gate there at any size"
-        )
+    if lasting:
+        say(_MSG_AT_ANY_SIZE + "; ".join(lasting))
+    for note in notes:
+        say(note, style="yellow")
     pilot_sizes = sizes if results is not None else BUILTIN_GENDER_DIALOGUE_SIZES
     say(_identical_text(alpha, power, pilot_sizes, results is not None))
     say(f"from {source}")
+
+
+#: What plan says where the pilot's own results fail the gate at any size (:func:`fairtalk.gates.at_any_size`).
+_MSG_AT_ANY_SIZE = (
+    "a model like the pilot fails the gate at any size (more pairs narrow an interval, not the gap it is about), so "
+    "these sizes are for a fair model only: "
+)
+#: The fields of a pilot's measure that plan does not need but a MeasureResult has no default for.
+_MEASURE_DEFAULTS: dict[str, Any] = {
+    "a": math.nan,
+    "b": math.nan,
+    "difference": None,
+    "z": None,
+    "p": None,
+    "p_paired": None,
+    "paired_test": "",
+    "ci95": [None, None],
+    "effect_size": None,
+    "effect_size_name": "",
+}
+
+
+def _at_any_size(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """What the gate fails on a model like the pilot at any size, as :func:`fairtalk.gates.at_any_size` says it.
+
+    The pilot's results.json is read as an :class:`~fairtalk.results.AuditResult`; a file written
+    by hand, or before a field was recorded, is read as far as it goes (a measure it cannot read is
+    left out; counts of lost or empty answers that are no counts, or do not add up, are said so and
+    left out), so the gates decide on what it holds. Returns the gates' reasons, and plan's notes on what it left out.
+    """
+    from fairtalk.gates import at_any_size
+
+    data = _read_results(path)
+    summary, said = _pilot_summary(path, data)
+    pilot = _pilot_result({**data, "input_summary": summary})
+    try:
+        found = at_any_size(pilot) if pilot is not None else ()
+        unknown = pilot is not None and pilot.losses is not None and pilot.losses.unknown > 0
+    except (TypeError, ValueError, ArithmeticError):  # a hand-edited file the gates cannot read: no claim
+        found, unknown = (), False
+    said += (_MSG_UNKNOWN_SIDE.format(path=path),) if unknown else ()
+    return tuple(d.reason if d.key is None else f"{d.key}: {d.reason}" for d in found), said
+
+
+#: A pilot's counts of lost or empty answers that plan cannot read: the gates' checks of them are not said.
+_MSG_BAD_SUMMARY = (
+    "{path}: its counts of lost or empty answers (input_summary) do not add up, or exceed {most:,} pairs, so plan "
+    "cannot say whether they fail the gate at any size (rerun the pilot)"
+)
+#: A pilot whose lost pairs carry no side: the gates fail on it (a new audit records the sides).
+_MSG_UNKNOWN_SIDE = (
+    "{path}: its lost pairs do not record which side was lost (written before the sides were counted): every gate "
+    "fails on such a file, and plan cannot plan their check; rerun the pilot"
+)
+#: The most pairs asked a pilot's counts of lost or empty answers are read for (beyond: no audit, and no memory, holds them).
+_MOST_ASKED = 10**7
+#: The input_summary keys that count lost or empty answers by side.
+_COUNT_PREFIXES = ("n_lost_", "n_empty_")
+
+
+def _pilot_summary(path: str, data: Mapping[str, Any]) -> tuple[dict[str, int], tuple[str, ...]]:
+    """A pilot's ``input_summary`` as counts the gates can read, and a note where its loss or empty counts do not add up."""
+    from fairtalk.results import PairLosses
+
+    given = data.get("input_summary")
+    items = [(str(k), v) for k, v in (given.items() if isinstance(given, Mapping) else ())]
+    summary = {k: v for k, v in items if isinstance(v, int) and not isinstance(v, bool) and 0 <= v <= 10**9}
+    counted = [k for k, _ in items if k.startswith(_COUNT_PREFIXES)]
+    n_pairs = data.get("n_pairs")
+    n = n_pairs if isinstance(n_pairs, int) and not isinstance(n_pairs, bool) and n_pairs >= 0 else 0
+    found = (PairLosses.from_summary(summary, n), PairLosses.from_empties(summary, n))
+    if all(_adds_up(f) for f in found) and all(k in summary for k in counted):
+        return summary, ()
+    kept = {k: v for k, v in summary.items() if not k.startswith(_COUNT_PREFIXES)}
+    return kept, (_MSG_BAD_SUMMARY.format(path=path, most=_MOST_ASKED),)
+
+
+def _adds_up(found: Any) -> bool:
+    """Whether a pilot's lost (or empty) answers, as PairLosses, are counts that add up, on at most ``_MOST_ASKED`` pairs."""
+    if found is None:
+        return True
+    return bool(min(found.a_only, found.b_only, found.both) >= 0 and found.n_lost <= found.n_asked <= _MOST_ASKED)
+
+
+def _pilot_result(data: Mapping[str, Any]) -> Any:
+    """A pilot's results.json as an AuditResult: whole where it reads so, else its measures, losses and empties."""
+    from fairtalk.results import AuditResult, MeasureResult
+
+    try:
+        return AuditResult.from_dict(data)
+    except (KeyError, TypeError, ValueError, AttributeError):  # hand-written or older: read what the gates need
+        pass
+    measures = []
+    rows = data.get("measures")
+    for name, row in rows.items() if isinstance(rows, Mapping) else ():
+        try:
+            measures.append(MeasureResult.from_dict({**_MEASURE_DEFAULTS, **row, "name": name}))
+        except (KeyError, TypeError, ValueError, AttributeError):
+            continue
+    alpha, n_clusters = data.get("alpha"), data.get("n_clusters")
+    try:
+        return AuditResult(
+            axis=str(data.get("axis") or "pilot"),
+            groups=("a", "b"),
+            n_pairs=int(data.get("n_pairs") or 0),
+            measures=tuple(measures),
+            alpha=float(alpha) if isinstance(alpha, int | float) and 0 < alpha < 1 else _ALPHA,
+            input_summary=data["input_summary"],
+            n_clusters=n_clusters if isinstance(n_clusters, int) and not isinstance(n_clusters, bool) else None,
+            lost_by_dialogue=_loss_tally(data.get("lost_by_dialogue")),
+            empty_by_dialogue=_loss_tally(data.get("empty_by_dialogue")),
+        )
+    except (TypeError, ValueError):
+        return None
 
 
 #: What a line that plans beyond the corpus already says of it (else :func:`_gate` says so at its end).
@@ -1129,14 +1226,6 @@ def _identical_text(alpha: float, power: float, sizes: tuple[tuple[int, int], ..
     except ValueError:
         return text
     return text + f"; a sample of about {n:,} pairs of {whose} spans {units:,} dialogues with power {power:.0%}"
-
-
-def _gap_text(row: _GateRow) -> str:
-    """A pilot's gap beyond its margin, in the margin's units (pp for a rate)."""
-    assert row.pilot_gap is not None and row.margin is not None
-    if row.kind == "rate":
-        return f"{100 * row.pilot_gap:+.3g} pp against ±{100 * float(row.margin):.3g} pp"
-    return f"{row.pilot_gap:+.4g} against ±{float(row.margin):.4g}"
 
 
 def _kinds() -> dict[str, str]:
