@@ -206,7 +206,10 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
     responses = _responses(tmp_path / "responses.jsonl")
     texts = tmp_path / "texts.jsonl"
     texts.write_text(json.dumps({"id": 1, "label": 1}) + "\n")
-    for gold, message in ((tmp_path / "missing.jsonl", "missing.jsonl"), (texts, "labels texts")):
+    for gold, message in (
+        (tmp_path / "missing.jsonl", "missing.jsonl"),
+        (texts, "labels texts or completions (rows by id), not"),
+    ):
         done = runner.invoke(
             app,
             [
@@ -224,7 +227,9 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
             ],
         )
         assert done.exit_code == 2, done.output
-        assert done.stderr.startswith("error: ") and message in done.stderr and "Traceback" not in done.stderr
+        said = " ".join(done.stderr.split())
+        assert done.stderr.startswith("error: ") and message in said and "Traceback" not in done.stderr
+        assert "texts (texts)" not in said  # the kind once repeated the word before it
 
 
 def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
@@ -561,3 +566,25 @@ def test_audit_gold_of_other_answers_keeps_the_answers_and_says_how_to_rerun(tmp
     labelled = json.loads((base / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]["offense_rate"]
     baseline = json.loads((base / "baseline" / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]
     assert labelled["ppi"] is not None and baseline["offense_rate"].get("ppi") is None
+
+
+def test_sentiment_labels_whose_keys_are_estimated_are_not_said_to_be_left_out(tmp_path: Path) -> None:
+    """A raw field (sentiment) gives the keys estimated (sentiment_positive/_negative): it was once warned of as not scored."""
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    rows = [
+        {"pair_id": f"p{i}", "side": side, "sentiment": (i + (side == "a")) % 3 - 1, "refusal_rate": 0, "annotator": "ana"}
+        for i in range(10)
+        for side in ("a", "b")
+    ]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = fairtalk.score(responses, axis="gender", measures="sentiment", n_resamples=100, gold=str(gold))
+    assert result.measure("sentiment_positive").ppi is not None and result.measure("sentiment_negative").ppi is not None
+    assert [w for w in result.warnings if "which this run does not score" in w] == [
+        "gold labels for refusal_rate, which this run does not score: left out of the labelled estimates"
+    ]
+    rows = [{"pair_id": f"p{i}", "side": side, "regard": 0, "annotator": "ana"} for i in range(3) for side in ("a", "b")]
+    rows += [{"pair_id": f"p{i}", "side": side, "offense_rate": 0, "annotator": "ana"} for i in range(3) for side in ("a", "b")]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")  # regard not scored: named by its field
+    result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    assert "gold labels for regard, which this run does not score: left out of the labelled estimates" in result.warnings

@@ -27,13 +27,15 @@ import numpy as np
 
 from fairtalk._jsonl import read_json_file
 from fairtalk._responses import ResponseSet
-from fairtalk.errors import InputError
-from fairtalk.gold import Gold, ItemKey, averaging_warnings, outside_scheme, read_gold, sample_record_path
+from fairtalk.errors import InputError, SpecError
+from fairtalk.gold import Gold, ItemKey, averaging_warnings, label_scheme, outside_scheme, read_gold, sample_record_path
 from fairtalk.stats import PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "OtherAnswersError", "check_gold", "gold_estimates"]
 
-_MSG_TEXTS = "the gold file labels texts ({kind}), not an audit's responses: --gold needs labels by pair_id and side"
+_MSG_TEXTS = (
+    "the gold file labels texts or completions (rows by id), not an audit's responses: --gold needs labels by pair_id and side"
+)
 _MSG_OTHER_ANSWERS = (
     "{n:,} of the {total:,} labelled answers of the gold file are not these responses' answers (first: pair {pair_id} "
     "side {side}: labelled {labelled}, here {here}): the labels were given on other responses"
@@ -159,7 +161,7 @@ def check_gold(path: str, *, keys: Collection[str] | None = None, pair_ids: Iter
     """
     gold = read_gold(path)
     if gold.kind != "responses":
-        raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+        raise InputError(_MSG_TEXTS, path=path)
     if keys is not None and not any(key in keys for key in gold.keys):
         raise InputError(_MSG_NO_KEYS.format(keys=", ".join(gold.keys), scored=", ".join(keys)), path=path)
     if pair_ids is None:
@@ -167,6 +169,26 @@ def check_gold(path: str, *, keys: Collection[str] | None = None, pair_ids: Iter
     labelled = {label.id for label in gold.labels}
     if labelled.isdisjoint(pair_ids):
         raise InputError(_MSG_NO_PAIRS.format(n=len(labelled), first=min(labelled)), path=path)
+
+
+def _not_scored(gold: Gold, scores: Collection[str]) -> list[str]:
+    """The labelled keys this run does not score, to warn of.
+
+    A field that gives keys (``sentiment``, ``regard``) is scored where any of its keys is: then only the keys the run
+    lacks are named; where none is, the field alone is.
+    """
+    out: list[str] = []
+    for name in gold.fields:
+        try:
+            derived = tuple(label_scheme(name).derived)
+        except SpecError:  # a judge's score, ``label``: a key of its own
+            derived = ()
+        missing = [key for key in derived if key not in scores]
+        if name in scores or (derived and len(missing) < len(derived)):
+            out.extend(missing)
+        else:
+            out.append(name)
+    return out
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -197,7 +219,7 @@ def gold_estimates(
     """
     gold = read_gold(path)
     if gold.kind != "responses":
-        raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+        raise InputError(_MSG_TEXTS, path=path)
     warnings = _check_answers(gold, responses, path)
     gold, out_of_scheme = _in_scheme(gold, judge_scale)
     warnings += out_of_scheme
@@ -208,7 +230,7 @@ def gold_estimates(
     estimates: dict[str, PPIEstimate] = {}
     unknown: set[str] = set()
     labelled_pairs: set[str] = set()
-    not_scored = [key for key in gold.keys if key not in scores]
+    not_scored = _not_scored(gold, scores)
     for key in gold.keys:
         if key not in scores:
             continue
