@@ -99,8 +99,15 @@ def test_labels_that_all_agree_with_the_scorer_give_the_labels_alone_and_a_warni
     from fairtalk.report import labelled_lines
 
     (line,) = labelled_lines(result)
-    assert "warning: only 0 labelled pairs disagree with the scorer" in line, line
-    assert "labels alone" in line, line
+    assert "the gap and interval are the labels' alone (0 labelled pairs disagree with the scorer" in line, line
+    assert "labels alone" in line and "warning" not in line, line
+    # the warning is the result's, once, so results.json, the report and the console all carry it (it was the line's alone)
+    warning = (
+        "offense_rate: only 0 labelled pairs disagree with the scorer, fewer than the 10 needed to estimate its error: its "
+        "labelled gap and interval are the labels' alone (with more labels the scorer can narrow them)"
+    )
+    assert [w for w in result.warnings if "disagree with the scorer" in w] == [warning]
+    assert warning in json.loads(result.to_json())["warnings"]
 
 
 def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path: Path) -> None:
@@ -418,6 +425,10 @@ def reply(text):
 """
 
 
+#: How the too-few-disagreements warning ends.
+ONLY = " to estimate its error: its labelled gap and interval are the labels' alone (with more labels the scorer can narrow them)"
+
+
 def test_audit_gold_prints_the_labelled_lines_as_score_does_wrapped_for_80_columns(tmp_path: Path) -> None:
     """Review finding: ``audit --gold`` printed nothing of the labelled estimate; its warning said "pairs" where
     results.json counts labelled units (dialogues); the ``labelled:`` line was one ~330-character line."""
@@ -441,7 +452,13 @@ def test_audit_gold_prints_the_labelled_lines_as_score_does_wrapped_for_80_colum
     results = json.loads((tmp_path / "second" / "gender" / "results.json").read_text(encoding="utf-8"))
     method = results["measures"]["offense_rate"]["ppi"]["method"]
     assert "0 of " in method and " labelled units disagree" in method and results["n_clusters"] is not None
-    assert "warning: only 0 labelled dialogues disagree with the scorer, too few to estimate its error" in text
+    assert "the gap and interval are the labels' alone (0 labelled dialogues disagree with the scorer" in text
+    warning = "offense_rate: only 0 labelled dialogues disagree with the scorer, fewer than the 10 needed"
+    assert [w for w in results["warnings"] if "disagree with the scorer" in w] == [f"{warning}{ONLY}"]
+    said = " ".join(done.output.split())
+    assert said.count(f"gender: warning: {warning}") == 1 and said.count("disagree with the scorer") == 2  # line, warning
+    report = " ".join((tmp_path / "second" / "gender" / "report.md").read_text(encoding="utf-8").split())
+    assert report.count("**Warning:** offense\\_rate: only 0 labelled dialogues disagree with the scorer, fewer than") == 1
     assert len(block) > 2 and all(len(line) <= 80 for line in block), block
     scored = runner.invoke(
         app,

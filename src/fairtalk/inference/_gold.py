@@ -9,7 +9,8 @@ the sample record's input is another file) are an error, never joined: the label
 another model's. Labelled pairs this run does not hold, keys it does not score, keys with fewer than two
 labelled pairs and labels outside their field's scheme (a 7 for the yes/no ``offense_rate``, a 2
 for ``sentiment``: :func:`fairtalk.gold.label_scheme`) are counted, left out and said in a
-warning, never silently dropped or averaged in.
+warning, never silently dropped or averaged in. A key whose labels hold too few disagreements with the
+scorer (its estimate the labels' alone) gets a warning too, so every output of the result carries it.
 
 ``audit --gold`` checks what it can before the model is asked for an answer (:func:`check_gold`):
 the file reads, labels responses, labels at least one key the audit scores and at least one of its
@@ -29,7 +30,7 @@ from fairtalk._jsonl import read_json_file
 from fairtalk._responses import ResponseSet
 from fairtalk.errors import InputError, SpecError
 from fairtalk.gold import Gold, ItemKey, averaging_warnings, label_scheme, outside_scheme, read_gold, sample_record_path
-from fairtalk.stats import PPIEstimate, ppi_mean
+from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "OtherAnswersError", "check_gold", "gold_estimates"]
 
@@ -60,6 +61,10 @@ WARN_NOT_SCORED = "gold labels for {keys}, which this run does not score: left o
 WARN_UNKNOWN_PAIRS = "{n} labelled pair(s) of the gold file are not among this run's pairs (first: {first}): left out"
 WARN_ONE_SIDE = "{key}: {n} pair(s) labelled on one side only (first: {first}): a paired gap needs both sides, left out"
 WARN_FEW = "{key}: only {n} labelled pair(s) scored on both sides, at least 2 are needed for its labelled estimate"
+WARN_FEW_DISAGREEMENTS = (
+    "{key}: only {k} labelled {unit} {verb} with the scorer, fewer than the {minimum} needed to estimate its error: its "
+    "labelled gap and interval are the labels' alone (with more labels the scorer can narrow them)"
+)
 WARN_VALUES = (
     "{n:,} gold label(s) of {field} outside its labels {allowed} (first: {value} on pair {pair_id} side {side}): left out"
 )
@@ -191,6 +196,21 @@ def _not_scored(gold: Gold, scores: Collection[str]) -> list[str]:
     return out
 
 
+def _few_disagreements(estimates: Mapping[str, PPIEstimate], *, clustered: bool) -> list[str]:
+    """A warning per key whose labels hold too few disagreements with the scorer (its estimate is the labels' alone).
+
+    The disagreements are counted in the estimate's units: labelled dialogues where the run has clusters, else pairs.
+    """
+    out = []
+    for key, estimate in estimates.items():
+        if estimate.too_few_disagreements:
+            k = estimate.n_disagreements or 0
+            unit = ("dialogue" if k == 1 else "dialogues") if clustered else ("pair" if k == 1 else "pairs")
+            verb = "disagrees" if k == 1 else "disagree"
+            out.append(WARN_FEW_DISAGREEMENTS.format(key=key, k=k, unit=unit, verb=verb, minimum=MIN_DISAGREEMENTS))
+    return out
+
+
 def _short(text: str, limit: int = 60) -> str:
     """``text`` cut to ``limit`` characters, as a Python literal."""
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
@@ -259,6 +279,7 @@ def gold_estimates(
             alpha=0.05,  # its ci95
             clusters=None if groups is None else groups[scored],
         )
+    warnings += _few_disagreements(estimates, clustered=clusters is not None)
     if not_scored:
         warnings.append(WARN_NOT_SCORED.format(keys=", ".join(not_scored)))
     if unknown:
