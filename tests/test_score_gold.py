@@ -99,8 +99,15 @@ def test_labels_that_all_agree_with_the_scorer_give_the_labels_alone_and_a_warni
     from fairtalk.report import labelled_lines
 
     (line,) = labelled_lines(result)
-    assert "warning: only 0 labelled pairs disagree with the scorer" in line, line
-    assert "labels alone" in line, line
+    assert "the gap and interval are the labels' alone (0 labelled pairs disagree with the scorer" in line, line
+    assert "labels alone" in line and "warning" not in line, line
+    # the warning is the result's, once, so results.json, the report and the console all carry it (it was the line's alone)
+    warning = (
+        "offense_rate: only 0 labelled pairs disagree with the scorer, fewer than the 10 needed to estimate its error: its "
+        "labelled gap and interval are the labels' alone (with more labels the scorer can narrow them)"
+    )
+    assert [w for w in result.warnings if "disagree with the scorer" in w] == [warning]
+    assert warning in json.loads(result.to_json())["warnings"]
 
 
 def test_the_cli_reports_the_labelled_gap_and_warns_of_what_it_left_out(tmp_path: Path) -> None:
@@ -206,7 +213,10 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
     responses = _responses(tmp_path / "responses.jsonl")
     texts = tmp_path / "texts.jsonl"
     texts.write_text(json.dumps({"id": 1, "label": 1}) + "\n")
-    for gold, message in ((tmp_path / "missing.jsonl", "missing.jsonl"), (texts, "labels texts")):
+    for gold, message in (
+        (tmp_path / "missing.jsonl", "missing.jsonl"),
+        (texts, "labels texts or completions (rows by id), not"),
+    ):
         done = runner.invoke(
             app,
             [
@@ -224,7 +234,9 @@ def test_a_bad_gold_file_is_one_clear_error(tmp_path: Path) -> None:
             ],
         )
         assert done.exit_code == 2, done.output
-        assert done.stderr.startswith("error: ") and message in done.stderr and "Traceback" not in done.stderr
+        said = " ".join(done.stderr.split())
+        assert done.stderr.startswith("error: ") and message in said and "Traceback" not in done.stderr
+        assert "texts (texts)" not in said  # the kind once repeated the word before it
 
 
 def test_plan_says_how_many_labels_an_interval_needs(tmp_path: Path) -> None:
@@ -413,6 +425,10 @@ def reply(text):
 """
 
 
+#: How the too-few-disagreements warning ends.
+ONLY = " to estimate its error: its labelled gap and interval are the labels' alone (with more labels the scorer can narrow them)"
+
+
 def test_audit_gold_prints_the_labelled_lines_as_score_does_wrapped_for_80_columns(tmp_path: Path) -> None:
     """Review finding: ``audit --gold`` printed nothing of the labelled estimate; its warning said "pairs" where
     results.json counts labelled units (dialogues); the ``labelled:`` line was one ~330-character line."""
@@ -436,7 +452,13 @@ def test_audit_gold_prints_the_labelled_lines_as_score_does_wrapped_for_80_colum
     results = json.loads((tmp_path / "second" / "gender" / "results.json").read_text(encoding="utf-8"))
     method = results["measures"]["offense_rate"]["ppi"]["method"]
     assert "0 of " in method and " labelled units disagree" in method and results["n_clusters"] is not None
-    assert "warning: only 0 labelled dialogues disagree with the scorer, too few to estimate its error" in text
+    assert "the gap and interval are the labels' alone (0 labelled dialogues disagree with the scorer" in text
+    warning = "offense_rate: only 0 labelled dialogues disagree with the scorer, fewer than the 10 needed"
+    assert [w for w in results["warnings"] if "disagree with the scorer" in w] == [f"{warning}{ONLY}"]
+    said = " ".join(done.output.split())
+    assert said.count(f"gender: warning: {warning}") == 1 and said.count("disagree with the scorer") == 2  # line, warning
+    report = " ".join((tmp_path / "second" / "gender" / "report.md").read_text(encoding="utf-8").split())
+    assert report.count("**Warning:** offense\\_rate: only 0 labelled dialogues disagree with the scorer, fewer than") == 1
     assert len(block) > 2 and all(len(line) <= 80 for line in block), block
     scored = runner.invoke(
         app,
@@ -468,13 +490,14 @@ def test_the_labelled_lines_wrap_at_the_console_s_width_with_their_four_column_i
     block = [lines[start], *itertools.takewhile(lambda line: line.startswith("    "), lines[start + 1 :])]
     assert len(block) > 2 and all(line.startswith("    ") and line[4] != " " for line in block[1:]), block
     assert all(len(line) <= 120 for line in block) and max(len(line) for line in block[:-1]) > 100, block
-    assert "labels alone" in " ".join(" ".join(block).split())  # the whole line, its warning included
+    assert "labels alone" in " ".join(" ".join(block).split())  # the whole line
 
 
 def test_the_statistics_page_names_the_commands_that_warn_of_labels_only() -> None:
     """Review finding: the page said ``label`` warns of a labels-only estimate; it prints no estimate."""
     page = " ".join((Path(__file__).parents[1] / "docs" / "statistics.md").read_text(encoding="utf-8").split())
-    assert "`score --gold`, `audit --gold` and the report warn instead of printing" in page
+    assert "`score --gold` and `audit --gold` warn (one of the result's warnings, so the terminal, the report" in page
+    assert "`label`" not in page.split("warn (one of the result's warnings")[0][-200:]
 
 
 def _counting_bot(tmp_path: Path) -> Path:
@@ -561,3 +584,25 @@ def test_audit_gold_of_other_answers_keeps_the_answers_and_says_how_to_rerun(tmp
     labelled = json.loads((base / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]["offense_rate"]
     baseline = json.loads((base / "baseline" / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]
     assert labelled["ppi"] is not None and baseline["offense_rate"].get("ppi") is None
+
+
+def test_sentiment_labels_whose_keys_are_estimated_are_not_said_to_be_left_out(tmp_path: Path) -> None:
+    """A raw field (sentiment) gives the keys estimated (sentiment_positive/_negative): it was once warned of as not scored."""
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    rows = [
+        {"pair_id": f"p{i}", "side": side, "sentiment": (i + (side == "a")) % 3 - 1, "refusal_rate": 0, "annotator": "ana"}
+        for i in range(10)
+        for side in ("a", "b")
+    ]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    result = fairtalk.score(responses, axis="gender", measures="sentiment", n_resamples=100, gold=str(gold))
+    assert result.measure("sentiment_positive").ppi is not None and result.measure("sentiment_negative").ppi is not None
+    assert [w for w in result.warnings if "which this run does not score" in w] == [
+        "gold labels for refusal_rate, which this run does not score: left out of the labelled estimates"
+    ]
+    rows = [{"pair_id": f"p{i}", "side": side, "regard": 0, "annotator": "ana"} for i in range(3) for side in ("a", "b")]
+    rows += [{"pair_id": f"p{i}", "side": side, "offense_rate": 0, "annotator": "ana"} for i in range(3) for side in ("a", "b")]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")  # regard not scored: named by its field
+    result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    assert "gold labels for regard, which this run does not score: left out of the labelled estimates" in result.warnings

@@ -106,3 +106,47 @@ def test_labels_outside_the_scheme_are_left_out_of_kappa_and_counted(tmp_path: P
     (result,) = agreement([first, only_sevens])
     assert math.isnan(result.kappa) and result.n_items == 0 and len(result.left_out) == 10
     assert result.annotators == ("ann", "cy")
+
+
+def _texts_rows(who: str, labels: list[int], text: str) -> list[dict]:
+    return [
+        {"pair_id": f"p{i // 2}", "side": "ab"[i % 2], "offense_rate": v, "annotator": who, "note": "", "text": f"{text} {i}"}
+        for i, v in enumerate(labels)
+    ]
+
+
+def test_files_labelling_other_texts_of_the_same_ids_are_refused(tmp_path: Path) -> None:
+    """Two bots' answers to the same pair ids once gave κ 1.000 "between annotators": they are not the same items."""
+    labels = [1, 0, 0, 1, 1, 0, 1, 0]
+    first = _write(tmp_path / "a.jsonl", _texts_rows("ann", labels, "echo"))
+    second = _write(tmp_path / "b.jsonl", _texts_rows("bo", labels, "other bot"))
+    with pytest.raises(InputError, match=r"8 labelled item\(s\) hold another text in .*b\.jsonl than in .*a\.jsonl") as info:
+        agreement([first, second])
+    assert "first: pair p0 side a, labelled 'echo 0' there and 'other bot 0' here" in str(info.value)
+    rows = _texts_rows("bo", labels, "echo")
+    rows[5]["text"] = "changed"  # one item's text differs: still not one sample
+    with pytest.raises(InputError, match=r"1 labelled item\(s\) hold another text"):
+        agreement([first, _write(tmp_path / "c.jsonl", rows)])
+    (result,) = agreement([first, _write(tmp_path / "d.jsonl", _texts_rows("bo", labels, "echo"))])  # the same texts
+    assert result.n_items == 8 and result.kappa == pytest.approx(1.0)
+
+
+def test_files_without_texts_are_checked_by_their_sample_records(tmp_path: Path) -> None:
+    rows = [{"id": i, "label": i % 2, "annotator": "ann"} for i in range(6)]
+    a, b = _write(tmp_path / "a.jsonl", rows), _write(tmp_path / "b.jsonl", [{**r, "annotator": "bo"} for r in rows])
+    for path, name, sha in ((a, "completions.jsonl", "1" * 64), (b, "comp2.jsonl", "2" * 64)):
+        record = {"fairtalk_label_sample": 1, "kind": "texts", "input": name, "input_sha256": sha, "measures": ["regard"]}
+        (tmp_path / f"{path.name}.sample.json").write_text(json.dumps(record), encoding="utf-8")
+    with pytest.raises(InputError, match=r"b\.jsonl labels another input than .*a\.jsonl \(its sample record: comp2\.jsonl"):
+        agreement([a, b])
+    record = json.loads((tmp_path / "b.jsonl.sample.json").read_text(encoding="utf-8"))
+    (tmp_path / "b.jsonl.sample.json").write_text(json.dumps({**record, "input_sha256": "1" * 64}), encoding="utf-8")
+    (result,) = agreement([a, b])  # one input: the same items
+    assert result.field == "regard" and result.n_items == 6
+
+
+def test_files_with_no_label_field_in_common_are_an_error(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", [{"pair_id": "p0", "side": s, "offense_rate": 1, "annotator": "ann"} for s in "ab"])
+    b = _write(tmp_path / "b.jsonl", [{"pair_id": "p0", "side": s, "refusal_rate": 0, "annotator": "bo"} for s in "ab"])
+    with pytest.raises(InputError, match=r"no label field in common \(a\.jsonl: offense_rate; b\.jsonl: refusal_rate\)"):
+        agreement([a, b])

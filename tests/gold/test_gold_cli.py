@@ -65,7 +65,8 @@ def test_agreement_prints_kappa_per_label(
     code, out, _ = _run(monkeypatch, capsys, "--agreement", str(tmp_path / "ann.jsonl"), str(tmp_path / "bo.jsonl"))
     assert code == 0
     row = next(line for line in out.splitlines() if "offense_rate" in line)
-    assert f"{cohen_kappa_score(a, b):.3f}" in row and "Cohen's κ" in row and "ann, bo" in row and " 8 " in row
+    assert f"{cohen_kappa_score(a, b):.3f}" in row and "Cohen's κ" in row and "ann," in row and " 8 " in row
+    assert out.splitlines()[out.splitlines().index(row) + 1].split("│")[-2].strip() == "bo"  # one annotator a line
 
 
 def test_ctrl_c_stops_with_130_and_says_everything_is_saved(axis_folder: Path, tmp_path: Path) -> None:
@@ -175,8 +176,29 @@ def test_agreement_leaves_out_labels_outside_the_scheme_and_warns_as_score_gold_
     code, out, _ = _run(monkeypatch, capsys, "--agreement", str(tmp_path / "ann.jsonl"), str(tmp_path / "w7.jsonl"))
     assert code == 0
     row = next(line for line in out.splitlines() if "offense_rate" in line and "│" in line)
-    assert "0.000" not in row and "n/a" in row and " 0 " in row and "ann, w7" in row
+    assert "0.000" not in row and "n/a" in row and " 0 " in row and "ann," in row
     text = " ".join(out.split())
     assert "warning: 8 label(s) of offense_rate outside its labels 0, 1 (first: 7 on pair p0 side a by w7): left out of κ" in (
         text
     )
+
+
+def test_agreement_at_80_columns_breaks_no_annotator_mid_word_and_no_common_field_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """One name in two files is "bo (gold-ana.jsonl)": it was folded mid-word ("(gold-ana.j / sonl)") at 80 columns."""
+    for name, who in (("gold-ana", ("ana", "bo")), ("gold-bo", ("bo",))):
+        rows = [
+            {"pair_id": f"p{i // 2}", "side": "ab"[i % 2], "offense_rate": (i * (k + 2)) % 3 % 2, "annotator": w}
+            for k, w in enumerate(who)
+            for i in range(12)
+        ]
+        (tmp_path / f"{name}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = _run(monkeypatch, capsys, "--agreement", str(tmp_path / "gold-ana.jsonl"), str(tmp_path / "gold-bo.jsonl"))
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= 80
+    cells = [line.split("│")[-2].strip() for line in out.splitlines() if line.count("│") == 7]
+    assert cells == ["ana,", "bo (gold-ana.jsonl),", "bo (gold-bo.jsonl)"], out
+    (tmp_path / "other.jsonl").write_text(json.dumps({"pair_id": "p0", "side": "a", "refusal_rate": 1, "annotator": "cy"}) + "\n")
+    code, out, err = _run(monkeypatch, capsys, "--agreement", str(tmp_path / "gold-bo.jsonl"), str(tmp_path / "other.jsonl"))
+    assert code == EXIT_USAGE and out == "" and err.startswith("error: ") and "no label field in common" in err

@@ -408,3 +408,66 @@ def test_a_refused_label_or_undo_is_named_as_the_page_numbers_items(axis_folder:
     two.add(0, 1)
     with pytest.raises(InputError, match="^the label of item 2, offense_rate is not the next label to give: item 1, regard is$"):
         two.add(2, 1)
+
+
+def _edit(gold: Path, change: object) -> None:
+    """Rewrite the gold file's rows through ``change(rows)`` (a person's edit by hand)."""
+    rows = [json.loads(line) for line in gold.read_text(encoding="utf-8").splitlines()]
+    change(rows)  # type: ignore[operator]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("change", "line", "message"),
+    [
+        (
+            lambda rows: rows.append(dict(rows[0])),
+            3,
+            "offense_rate of pair {id} side {side} is labelled twice by 'ann' (first on line 1)",
+        ),
+        (lambda rows: rows[1].update(offense_rate=7), 2, "7 is not a label of offense_rate (one of 1, 0)"),
+        (lambda rows: rows[0].update(text="another answer"), 1, "the row labels another text than pair {id} side {side}"),
+    ],
+    ids=["twice", "outside-the-scheme", "another-text"],
+)
+def test_a_file_score_gold_would_refuse_or_drop_a_label_of_is_not_resumed(
+    axis_folder: Path, tmp_path: Path, change: object, line: int, message: str
+) -> None:
+    """A hand-appended duplicate row once resumed ("2 of 8 labels given") while score --gold refused the file; a 7
+    counted as given was never asked again, and score --gold left it out."""
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold)
+    log.add(0, 1)
+    log.add(1, 0)
+    _edit(gold, change)
+    first = log.sample.items[0]
+    with pytest.raises(InputError) as info:
+        _log(axis_folder, gold)
+    assert info.value.line == line and str(info.value).startswith(f"{gold}:{line}: ")
+    assert message.format(id=first.id, side=first.side) in str(info.value)
+    assert "then label again" in str(info.value)
+    other = tmp_path / "other.jsonl"  # another annotator's row of the same item twice is refused as well: score would
+    log = _log(axis_folder, other, annotator="bo")
+    log.add(0, 1)
+    _edit(other, lambda rows: rows.append(dict(rows[0])))
+    with pytest.raises(InputError, match="labelled twice by 'bo'"):
+        _log(axis_folder, other)
+
+
+def test_a_label_refused_on_resume_is_one_error_line_naming_the_file_and_line(
+    axis_folder: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from .conftest import run_label
+
+    gold = tmp_path / "gold.jsonl"
+    log = _log(axis_folder, gold, n=4)
+    log.add(0, 1)
+    _edit(gold, lambda rows: rows.append(dict(rows[0])))
+    monkeypatch.setenv("COLUMNS", "400")
+
+    def interrupted(self: object, poll_interval: float = 0.5) -> None:
+        raise KeyboardInterrupt  # a resumed session stops at once (exit 130), never serves on
+
+    monkeypatch.setattr("fairtalk.gold.LabelServer.serve_forever", interrupted)
+    code, out, err = run_label(monkeypatch, capsys, str(axis_folder), "-m", "offense_rate", "-o", str(gold), "--n", "4")
+    assert code == 2 and out == "" and err.startswith(f"error: {gold}:2: offense_rate of pair ") and len(err.splitlines()) == 1

@@ -345,3 +345,28 @@ def test_an_answer_that_is_not_json_says_the_session_ended(axis_folder: Path, tm
         assert "Open the URL the label command printed" in status and "SyntaxError" not in status
         assert tab.text_content("#position") == "item 1 of 40"
     assert not (tmp_path / "gold.jsonl").exists() or _values(tmp_path) == []
+
+
+def test_space_and_enter_press_the_focused_undo_and_done_buttons(axis_folder: Path, tmp_path: Path, browser) -> None:  # noqa: ANN001
+    """Keyboard users press a focused button with Space: the page's key handler once swallowed it (preventDefault)."""
+    with serving(_log(axis_folder, tmp_path)) as server:
+        tab = browser.new_page()
+        tab.goto(server.url)
+        sync_api.expect(tab.locator("#position")).to_have_text("item 1 of 40", timeout=30_000)  # the page is up
+        assert _press_until(tab, "y", lambda: _given(tab) == 1)
+        tab.keyboard.press("n")
+        _wait_given(tab, 2)
+        tab.focus("#undo")
+        tab.keyboard.press("Space")  # Undo pressed: the label of item 2 taken back
+        _wait_given(tab, 1)
+        tab.keyboard.press("Enter")  # and with Enter, as before: item 1's
+        _wait_given(tab, 0)
+        tab.evaluate("document.activeElement.blur()")
+        tab.keyboard.press("y")  # where no button has the focus, keys label as before
+        _wait_given(tab, 1)
+        tab.keyboard.press("Space")  # no label key: nothing given, nothing pressed
+        tab.focus("#done")
+        tab.keyboard.press("Space")
+        sync_api.expect(tab.locator("#finished")).to_have_text("Closed: every label is saved. You can close this tab.")
+        assert server.finished and _given(tab) == 1
+    assert _values(tmp_path) == [1]

@@ -119,17 +119,22 @@ def _agreement(paths: list[str], *, given: list[str]) -> None:
         fail(_MSG_AGREEMENT_ONLY.format(options=" and ".join(given)))
     if not paths:
         fail(_MSG_NO_GOLD)
-    table = Table(title="agreement between annotators")
     results = agreement(paths)
-    # nothing cut with an ellipsis: a narrow column wraps, and folds a word longer than it onto the next line
-    for column in ("label", "κ", "method", "observed agreement", "items all labelled", "annotators"):
-        right = column in ("κ", "observed agreement", "items all labelled")
+    # short headers (explained in the caption) and one annotator a line, so an 80-column console has room for a name
+    # like "bo (gold-bo.jsonl)" whole; nothing is cut with an ellipsis: a column narrower than a name still folds it
+    table = Table(
+        title="agreement between annotators",
+        caption="observed: the share of items all annotators label alike; items: those all of them labelled",
+    )
+    for column in ("label", "κ", "method", "observed", "items", "annotators"):
+        right = column in ("κ", "observed", "items")
         table.add_column(column, justify="right" if right else "left", overflow="fold")
     for result in results:
         kappa = "n/a" if result.kappa != result.kappa else f"{result.kappa:.3f}"
         observed = "n/a" if result.observed != result.observed else f"{result.observed:.3f}"
         method = "Cohen's κ" if result.method == "cohen" else "Fleiss' κ"
-        table.add_row(result.field, kappa, method, observed, f"{result.n_items:,}", ", ".join(result.annotators))
+        names = ",\n".join(result.annotators)
+        table.add_row(result.field, kappa, method, observed, f"{result.n_items:,}", names)
     console.print(table)
     for result in results:
         if result.left_out:

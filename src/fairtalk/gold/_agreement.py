@@ -8,6 +8,14 @@ Cohen's κ is :func:`sklearn.metrics.cohen_kappa_score`, Fleiss' κ
 all annotators agree. Labels outside their field's scheme (a 7 for the yes/no ``offense_rate``:
 :func:`~fairtalk.gold._reader.outside_scheme`) are left out and counted in ``left_out``, as
 ``score --gold`` leaves them out: they are no category to agree on.
+
+An id is one item only where the annotators labelled one text: κ between labels of different answers (two bots'
+answers to the same pair ids, two completions files' line numbers) is no agreement. So, as ``score --gold`` and
+``prompts analyze --gold`` refuse labels of other texts, :func:`agreement` refuses files that label different texts
+(an :class:`~fairtalk.errors.InputError` naming how many items and the first): a row keeps the text it labelled
+(``fairtalk label`` writes it), and where rows lack it the files' sample records (``GOLD.jsonl.sample.json``) must
+name one input (its sha256). Skipping the differing ids instead would report κ over the few answers two models happen
+to share, as if the files were one sample: files of different samples are an error, not a count.
 """
 
 from __future__ import annotations
@@ -21,8 +29,9 @@ from typing import Literal
 
 import numpy as np
 
+from fairtalk._jsonl import read_json_file
 from fairtalk.errors import InputError
-from fairtalk.gold._reader import Gold, GoldLabel, ItemKey, outside_scheme, read_gold
+from fairtalk.gold._reader import Gold, GoldLabel, ItemKey, outside_scheme, read_gold, sample_record_path
 
 __all__ = ["MIN_SHARED_ITEMS", "POOR_KAPPA", "Agreement", "agreement", "averaging_warnings"]
 
@@ -37,6 +46,20 @@ _WARN_POOR = (
     "judgements that contradict each other; settle the guideline with them, or give a gold file of one annotator's labels"
 )
 
+_MSG_OTHER_TEXTS = (
+    "{n:,} labelled item(s) hold another text in {here} than in {there} (first: {item}, labelled {labelled} there and "
+    "{other} here): the files label different answers, and κ of labels of different texts is no agreement; give gold "
+    "files labelled on the same input"
+)
+_MSG_OTHER_INPUTS = (
+    "{here} labels another input than {there} (its sample record: {input_here}, sha256 {sha_here}…; theirs: "
+    "{input_there}, sha256 {sha_there}…): the files label different answers, and κ of labels of different texts is no "
+    "agreement; give gold files labelled on the same input"
+)
+_MSG_NO_COMMON = (
+    "the gold files have no label field in common ({fields}): agreement compares labels of one field; give files "
+    "labelled with the same --measure"
+)
 _MSG_ONE_ANNOTATOR = "agreement needs labels of at least two annotators; the gold files hold one ({names})"
 
 
@@ -112,10 +135,74 @@ def agreement(paths: Sequence[str | os.PathLike[str]]) -> list[Agreement]:
     >>> [(a.method, round(a.kappa, 3), a.n_items) for a in agreement([folder / "a.jsonl", folder / "b.jsonl"])]
     [('cohen', 0.333, 6)]
     """
-    raters = _raters([read_gold(path) for path in paths])
+    golds = [read_gold(path) for path in paths]
+    raters = _raters(golds)
     if len(raters) < 2:
         raise InputError(_MSG_ONE_ANNOTATOR.format(names=", ".join(raters)))
-    return _agreements(raters)
+    _check_same_texts(golds)
+    found = _agreements(raters)
+    if not found:
+        fields = "; ".join(f"{Path(gold.path).name}: {', '.join(gold.fields)}" for gold in golds)
+        raise InputError(_MSG_NO_COMMON.format(fields=fields))
+    return found
+
+
+def _check_same_texts(golds: Sequence[Gold]) -> None:
+    """InputError unless every labelled item is one text in every file (and row) that labels it.
+
+    Rows that keep their text are compared item by item; where some lack it, the files' sample records must name one
+    input (a file without a record, or rows without text and no record, cannot be checked: taken as they are).
+    """
+    first: dict[ItemKey, tuple[str, str]] = {}  # item -> (its text, the file it was first labelled in)
+    differ: list[tuple[ItemKey, str, str, str, str]] = []
+    for gold in golds:
+        for label in gold.labels:
+            if label.text is None:
+                continue
+            text, there = first.setdefault(label.item, (label.text, gold.path))
+            if text != label.text:
+                differ.append((label.item, text, there, label.text, gold.path))
+    if differ:
+        (pair_id, side), text, there, other, here = differ[0]
+        raise InputError(
+            _MSG_OTHER_TEXTS.format(
+                n=len({found[0] for found in differ}),
+                here=here,
+                there=there,
+                item=f"id {pair_id}" if side is None else f"pair {pair_id} side {side}",
+                labelled=_short(text),
+                other=_short(other),
+            )
+        )
+    if all(label.text is not None for gold in golds for label in gold.labels):
+        return
+    inputs = [(gold.path, found) for gold in golds if (found := _recorded_input(gold.path)) is not None]
+    for path, (name, sha) in inputs[1:]:
+        there, (name_there, sha_there) = inputs[0]
+        if sha != sha_there:
+            raise InputError(
+                _MSG_OTHER_INPUTS.format(
+                    here=path, there=there, input_here=name, sha_here=sha[:12], input_there=name_there, sha_there=sha_there[:12]
+                )
+            )
+
+
+def _recorded_input(path: str) -> tuple[str, str] | None:
+    """The input and its sha256 a gold file's sample record names (None: no record, or one without them)."""
+    record_path = sample_record_path(path)
+    if not record_path.exists():
+        return None
+    try:  # its size and depth checked before it is parsed
+        record = read_json_file(record_path, what="sample record")
+    except InputError:
+        return None
+    sha = record.get("input_sha256") if isinstance(record, dict) else None
+    return (str(record.get("input")), sha) if isinstance(sha, str) else None
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters, as a Python literal."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _agreements(raters: dict[str, Gold]) -> list[Agreement]:

@@ -40,7 +40,7 @@ from urllib.parse import quote
 from fairtalk._jsonl import MAX_DEPTH, json_line, read_json_file
 from fairtalk.errors import InputError, OutputError
 from fairtalk.files import atomic_writer, check_regular, write_text_atomic
-from fairtalk.gold._reader import ItemKey, iter_labels, sample_record_path
+from fairtalk.gold._reader import GoldLabel, ItemKey, iter_labels, sample_record_path
 from fairtalk.gold._sample import Sample, SampleItem
 from fairtalk.gold._schemes import LabelScheme
 
@@ -74,6 +74,19 @@ _MSG_WRITE = "the label was not saved: cannot write the gold file ({reason})"
 _MSG_ROLLED_BACK = "; the file keeps every label given before it"
 _MSG_NOT_ROLLED_BACK = "; a torn row may be left at its end (dropped when labelling resumes)"
 _MSG_TOO_DEEP = "values nest deeper than {limit} levels, more than a label holds"
+#: A row ``fairtalk label`` never writes, found when it resumes (``score --gold`` would refuse the file or drop the row).
+_MSG_RESUME_TWICE = (
+    "{field} of {item} is labelled twice by {annotator!r} (first on line {first}): score --gold refuses such a file; "
+    "delete one of the two rows, then label again"
+)
+_MSG_RESUME_VALUE = (
+    "{value!r} is not a label of {field} (one of {choices}): score --gold would leave it out, so it is no label given; "
+    "correct or delete the row, then label again"
+)
+_MSG_RESUME_TEXT = (
+    "the row labels another text than {item} of this sample ({labelled} there, {here} in the sample): score --gold "
+    "would refuse it; delete the row, then label again"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -274,20 +287,46 @@ class GoldLog:
         return self.schemes[0].field if self.sample.kind == "texts" and field in ("label", self.schemes[0].field) else field
 
     def _reload(self) -> None:
-        """Read the file: a torn last line (a kill mid-write) is dropped; this annotator's labels set the position."""
+        """Read the file: a torn last line (a kill mid-write) is dropped; this annotator's labels set the position.
+
+        The file is held to what ``score --gold`` takes (InputError naming ``path:line``), so a label counted as given
+        here is one it uses: an item's field labelled twice by one annotator, a value outside its field's labels, or
+        a row of one of the sample's items holding another text than the item's (rows edited by hand).
+        """
         if not self.path.exists():
             return
         self._repair_tail()
         self._done.clear()
         self._order.clear()
-        for _, label in iter_labels(self.path):
-            if label.annotator != self.annotator:
-                continue
+        seen: dict[tuple[str, str | None, str, str], int] = {}
+        for line, label in iter_labels(self.path):
             field = self._field_of(label.field)
             index = self._index.get(self._key(label.id, label.side, field))
-            if index is not None and (index, field) not in self._done:
+            self._check_row(line, label, field, index, seen)
+            if label.annotator == self.annotator and index is not None:
                 self._done.add((index, field))
                 self._order.append((index, field))
+
+    def _check_row(
+        self, line: int, label: GoldLabel, field: str, index: int | None, seen: dict[tuple[str, str | None, str, str], int]
+    ) -> None:
+        """InputError (``path:line``) for a row ``score --gold`` would refuse or leave out (see :meth:`_reload`)."""
+        item = f"id {label.id}" if label.side is None else f"pair {label.id} side {label.side}"
+        first = seen.setdefault((label.id, label.side, field, label.annotator), line)
+        if first != line:
+            message = _MSG_RESUME_TWICE.format(field=field, item=item, annotator=label.annotator, first=first)
+            raise InputError(message, path=str(self.path), line=line)
+        if index is None:  # an item of no step (another sample's, or a field not asked for): score counts it
+            return
+        scheme = next(s for s in self.schemes if s.field == field)
+        if scheme.choice(label.value) is None:
+            choices = ", ".join(str(c.value) for c in scheme.choices)
+            message = _MSG_RESUME_VALUE.format(value=label.value, field=field, choices=choices)
+            raise InputError(message, path=str(self.path), line=line)
+        here = self.sample.items[index].text
+        if label.text is not None and label.text != here:
+            message = _MSG_RESUME_TEXT.format(item=item, labelled=_short(label.text), here=_short(here))
+            raise InputError(message, path=str(self.path), line=line)
 
     def _repair_tail(self) -> None:
         data = self.path.read_bytes()
@@ -473,6 +512,11 @@ class GoldLog:
             mine: ItemKey = (str(row.get("pair_id")), row.get("side"))
             return mine == (item.id, item.side) and field in row
         return str(row.get("id")) == item.id and "label" in row
+
+
+def _short(text: str, limit: int = 60) -> str:
+    """``text`` cut to ``limit`` characters, as a Python literal."""
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _same_items(recorded: object, mine: list[list[str | None]]) -> bool:

@@ -9,7 +9,8 @@ the sample record's input is another file) are an error, never joined: the label
 another model's. Labelled pairs this run does not hold, keys it does not score, keys with fewer than two
 labelled pairs and labels outside their field's scheme (a 7 for the yes/no ``offense_rate``, a 2
 for ``sentiment``: :func:`fairtalk.gold.label_scheme`) are counted, left out and said in a
-warning, never silently dropped or averaged in.
+warning, never silently dropped or averaged in. A key whose labels hold too few disagreements with the
+scorer (its estimate the labels' alone) gets a warning too, so every output of the result carries it.
 
 ``audit --gold`` checks what it can before the model is asked for an answer (:func:`check_gold`):
 the file reads, labels responses, labels at least one key the audit scores and at least one of its
@@ -27,13 +28,15 @@ import numpy as np
 
 from fairtalk._jsonl import read_json_file
 from fairtalk._responses import ResponseSet
-from fairtalk.errors import InputError
-from fairtalk.gold import Gold, ItemKey, averaging_warnings, outside_scheme, read_gold, sample_record_path
-from fairtalk.stats import PPIEstimate, ppi_mean
+from fairtalk.errors import InputError, SpecError
+from fairtalk.gold import Gold, ItemKey, averaging_warnings, label_scheme, outside_scheme, read_gold, sample_record_path
+from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, ppi_mean
 
 __all__ = ["GoldEstimates", "OtherAnswersError", "check_gold", "gold_estimates"]
 
-_MSG_TEXTS = "the gold file labels texts ({kind}), not an audit's responses: --gold needs labels by pair_id and side"
+_MSG_TEXTS = (
+    "the gold file labels texts or completions (rows by id), not an audit's responses: --gold needs labels by pair_id and side"
+)
 _MSG_OTHER_ANSWERS = (
     "{n:,} of the {total:,} labelled answers of the gold file are not these responses' answers (first: pair {pair_id} "
     "side {side}: labelled {labelled}, here {here}): the labels were given on other responses"
@@ -58,6 +61,10 @@ WARN_NOT_SCORED = "gold labels for {keys}, which this run does not score: left o
 WARN_UNKNOWN_PAIRS = "{n} labelled pair(s) of the gold file are not among this run's pairs (first: {first}): left out"
 WARN_ONE_SIDE = "{key}: {n} pair(s) labelled on one side only (first: {first}): a paired gap needs both sides, left out"
 WARN_FEW = "{key}: only {n} labelled pair(s) scored on both sides, at least 2 are needed for its labelled estimate"
+WARN_FEW_DISAGREEMENTS = (
+    "{key}: only {k} labelled {unit} {verb} with the scorer, fewer than the {minimum} needed to estimate its error: its "
+    "labelled gap and interval are the labels' alone (with more labels the scorer can narrow them)"
+)
 WARN_VALUES = (
     "{n:,} gold label(s) of {field} outside its labels {allowed} (first: {value} on pair {pair_id} side {side}): left out"
 )
@@ -159,7 +166,7 @@ def check_gold(path: str, *, keys: Collection[str] | None = None, pair_ids: Iter
     """
     gold = read_gold(path)
     if gold.kind != "responses":
-        raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+        raise InputError(_MSG_TEXTS, path=path)
     if keys is not None and not any(key in keys for key in gold.keys):
         raise InputError(_MSG_NO_KEYS.format(keys=", ".join(gold.keys), scored=", ".join(keys)), path=path)
     if pair_ids is None:
@@ -167,6 +174,41 @@ def check_gold(path: str, *, keys: Collection[str] | None = None, pair_ids: Iter
     labelled = {label.id for label in gold.labels}
     if labelled.isdisjoint(pair_ids):
         raise InputError(_MSG_NO_PAIRS.format(n=len(labelled), first=min(labelled)), path=path)
+
+
+def _not_scored(gold: Gold, scores: Collection[str]) -> list[str]:
+    """The labelled keys this run does not score, to warn of.
+
+    A field that gives keys (``sentiment``, ``regard``) is scored where any of its keys is: then only the keys the run
+    lacks are named; where none is, the field alone is.
+    """
+    out: list[str] = []
+    for name in gold.fields:
+        try:
+            derived = tuple(label_scheme(name).derived)
+        except SpecError:  # a judge's score, ``label``: a key of its own
+            derived = ()
+        missing = [key for key in derived if key not in scores]
+        if name in scores or (derived and len(missing) < len(derived)):
+            out.extend(missing)
+        else:
+            out.append(name)
+    return out
+
+
+def _few_disagreements(estimates: Mapping[str, PPIEstimate], *, clustered: bool) -> list[str]:
+    """A warning per key whose labels hold too few disagreements with the scorer (its estimate is the labels' alone).
+
+    The disagreements are counted in the estimate's units: labelled dialogues where the run has clusters, else pairs.
+    """
+    out = []
+    for key, estimate in estimates.items():
+        if estimate.too_few_disagreements:
+            k = estimate.n_disagreements or 0
+            unit = ("dialogue" if k == 1 else "dialogues") if clustered else ("pair" if k == 1 else "pairs")
+            verb = "disagrees" if k == 1 else "disagree"
+            out.append(WARN_FEW_DISAGREEMENTS.format(key=key, k=k, unit=unit, verb=verb, minimum=MIN_DISAGREEMENTS))
+    return out
 
 
 def _short(text: str, limit: int = 60) -> str:
@@ -197,7 +239,7 @@ def gold_estimates(
     """
     gold = read_gold(path)
     if gold.kind != "responses":
-        raise InputError(_MSG_TEXTS.format(kind=gold.kind), path=path)
+        raise InputError(_MSG_TEXTS, path=path)
     warnings = _check_answers(gold, responses, path)
     gold, out_of_scheme = _in_scheme(gold, judge_scale)
     warnings += out_of_scheme
@@ -208,7 +250,7 @@ def gold_estimates(
     estimates: dict[str, PPIEstimate] = {}
     unknown: set[str] = set()
     labelled_pairs: set[str] = set()
-    not_scored = [key for key in gold.keys if key not in scores]
+    not_scored = _not_scored(gold, scores)
     for key in gold.keys:
         if key not in scores:
             continue
@@ -237,6 +279,7 @@ def gold_estimates(
             alpha=0.05,  # its ci95
             clusters=None if groups is None else groups[scored],
         )
+    warnings += _few_disagreements(estimates, clustered=clusters is not None)
     if not_scored:
         warnings.append(WARN_NOT_SCORED.format(keys=", ".join(not_scored)))
     if unknown:

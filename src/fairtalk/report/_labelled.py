@@ -32,7 +32,7 @@ def _amount(x: float, m: MeasureResult) -> str:
 
 
 def _worth(ppi: PPIEstimate, result: AuditResult) -> str:
-    """What the labels bought, a warning that they hold too few disagreements to say, or that the scorer did not help.
+    """What the labels bought, or why the estimate is the labels' alone (too few disagreements, or no narrower).
 
     "Worth N labels" is given only when the interval shown is narrower than the labels-only one beside it
     (:func:`fairtalk.stats.ppi_mean`'s rule): then N is more than the labels.
@@ -40,12 +40,12 @@ def _worth(ppi: PPIEstimate, result: AuditResult) -> str:
     The disagreements are counted in the estimate's units, as its ``method`` says: labelled
     dialogues when the result's units are dialogues (``n_clusters``), else labelled pairs.
     """
-    if ppi.too_few_disagreements:
+    if ppi.too_few_disagreements:  # the result's warnings say it (score --gold makes one): said here as a fact, once
         k = ppi.n_disagreements
         unit = ("dialogue" if k == 1 else "dialogues") if result.n_clusters is not None else ("pair" if k == 1 else "pairs")
         return (
-            f"warning: only {k} labelled {unit} {'disagrees' if k == 1 else 'disagree'} with the scorer, too few to "
-            "estimate its error (the gap and interval are the labels' alone; with more labels the scorer can narrow them)"
+            f"the gap and interval are the labels' alone ({k} labelled {unit} {'disagrees' if k == 1 else 'disagree'} "
+            "with the scorer, too few to estimate its error)"
         )
     if ppi.no_narrower:
         return "PPI++'s interval was no narrower than the labels' alone, so the gap and interval are the labels' alone"
