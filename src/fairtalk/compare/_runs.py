@@ -10,6 +10,7 @@ given a :class:`~fairtalk.results.Change` verdict.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -75,7 +76,9 @@ COMPARE_METHODS = {
     "with opposite / equal signs (so both intervals exclude 0); unchanged: non-inferior both ways; else inconclusive",
     "non_inferior": "|g_c| < |g_b| + margin: min(change, total) < margin and max(change, total) > -margin, each shown "
     "by either one-sided bound at alpha/2 (intersection-union test)",
-    "margin": "--margin, else the baseline audit's margin, else the kind's default (rates 0.02; counts 0.1 sd)",
+    "margin": "--margin, else the baseline audit's own margin for the key (the margin it was given, else its "
+    "equivalence_margin), else the kind's default on the baseline's scores alone (rates 0.02; counts 0.1 sd of the "
+    "baseline's per-response scores, both sides): never the candidate's",
 }
 #: A run whose responses file holds fewer pairs than its results.json counts.
 _MSG_SHORT = (
@@ -193,12 +196,39 @@ def _scores(measure: Measure, texts: list[list[str]]) -> dict[str, list[np.ndarr
     return {key: [np.asarray(scores[key], dtype=float)[bounds[i] : bounds[i + 1]] for i in range(4)] for key in measure.keys}
 
 
-def _margin(key: str, kind: str, arrays: list[np.ndarray], given: Mapping[str, float], audit: Mapping[str, Any]) -> float | None:
+def _usable(margin: object) -> float | None:
+    """``margin`` as a float when it is a finite number > 0 (a margin a run recorded), else None."""
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+        return None
+    return float(margin) if math.isfinite(margin) and margin > 0 else None
+
+
+def baseline_margins(result: AuditResult) -> dict[str, float]:
+    """Per key, the baseline audit's own non-inferiority margin: the margin it was given, else its ``equivalence_margin``.
+
+    The default margin of a comparison is the baseline's, fixed before the candidate is seen: a
+    margin computed on the candidate's scores would grow with the candidate's own spread (0.1 sd
+    of a count), so a candidate whose answers vary more would be allowed a larger regression.
+    A recorded margin that is not a finite number > 0 is not used.
+    """
+    margins = {str(m.name): found for m in result.measures if (found := _usable(m.equivalence_margin)) is not None}
+    given = {str(k): found for k, v in (result.provenance.margins or {}).items() if (found := _usable(v)) is not None}
+    return {**margins, **given}
+
+
+def _margin(
+    key: str, kind: str, arrays: list[np.ndarray], given: Mapping[str, float], recorded: Mapping[str, float]
+) -> float | None:
+    """``--margin``, else the baseline audit's margin for ``key``, else the kind's default on the baseline's scores alone.
+
+    Never the candidate's scores: the margin is what the release may add to the baseline's gap,
+    set by the baseline before the candidate is seen (``docs/statistics.md``, Margins).
+    """
     if key in given:
         return float(given[key])
-    if audit.get(key) is not None:
-        return float(audit[key])
-    return default_margin(kind, a=np.concatenate([arrays[0], arrays[2]]), b=np.concatenate([arrays[1], arrays[3]]))
+    if key in recorded:
+        return recorded[key]
+    return default_margin(kind, a=arrays[0], b=arrays[1])
 
 
 def _row(
@@ -330,7 +360,7 @@ def _compare_axis(
     measures, skipped = _measures(result, lexicon)
     keys = [key for m in measures for key in m.keys]
     primary, unmeasured, cand_skipped = _primary(result, cand.result, keys)
-    audit_margins = result.provenance.margins or {}
+    audit_margins = baseline_margins(result)
     for name in margins:
         if name not in keys:
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
@@ -398,7 +428,9 @@ def compare_runs(
         Output folders of ``fairtalk audit`` (``run.json`` and a folder per axis) or ``fairtalk score``.
     margins : mapping, optional
         Non-inferiority margin per result key, in its units (``{"offense_rate": 0.01}``); other keys
-        take the baseline audit's margin, else their kind's default (``fairtalk.stats.DEFAULT_MARGINS``).
+        take the baseline audit's own margin (the one its ``results.json`` records for the key, as
+        ``equivalence_margin``), else their kind's default (``fairtalk.stats.DEFAULT_MARGINS``) on
+        the baseline's scores alone. The candidate never sets its own margin.
     alpha : float
         Level of every test; intervals are ``1 − alpha``.
     correction : {"holm", "bh"}
