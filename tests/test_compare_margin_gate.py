@@ -131,3 +131,20 @@ def test_a_constant_contrast_is_bounded_by_zero_only_where_its_exact_test_shows_
     assert improved.direction == "smaller" and improved.non_inferior is True and improved.within_margin is False
     worse = gap_change(zeros, zeros, zeros, ones, kind="count", margin=0.05)
     assert worse.direction == "larger" and worse.non_inferior is False
+
+
+def test_the_documented_python_gate_is_evaluate_not_the_keys_not_shown_non_inferior(runs: dict[str, Path]) -> None:
+    """Review: the how-to printed ``not_non_inferior()`` as "the gate fails on:", () where the gate failed."""
+    import dataclasses
+
+    from fairtalk.results import ModelComparison
+
+    passing = compare_runs(runs["longer"], runs["fair"])
+    assert evaluate(passing, "fail-if-worse").passed
+    left_out = dataclasses.replace(passing, axes_only_baseline=("race",))  # an axis only the baseline holds
+    assert left_out.not_non_inferior() == () and not evaluate(left_out, "fail-if-worse").passed
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "how-to" / "compare.md").read_text(encoding="utf-8")
+    block = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    assert 'evaluate(comparison, "fail-if-worse")' in block and "not_non_inferior" not in block
+    said = " ".join((ModelComparison.not_non_inferior.__doc__ or "").split())
+    assert "not the release gate's failures" in said and "An empty tuple is not a passing gate" in said
