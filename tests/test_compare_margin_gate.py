@@ -21,8 +21,7 @@ from fairtalk.cli import app
 from fairtalk.gates import evaluate
 from fairtalk.pipeline import compare_runs
 from fairtalk.results import AuditResult, Change
-from fairtalk.stats import default_margin
-from fairtalk.stats._change import contrast, gap_change
+from fairtalk.stats import default_margin, gap_change
 
 runner = CliRunner()
 N = 60
@@ -118,14 +117,16 @@ def test_a_regression_shown_by_the_exact_test_fails_the_gate(runs: dict[str, Pat
     # a baseline whose answers have no spread records no default margin: none is taken from the candidate
     unset = compare_runs(runs["fair"], runs["longer"]).change("gender", "length")
     assert unset.margin is None and unset.non_inferior is None
+    assert unset.notes[0].startswith("no margin: the baseline audit recorded none for length"), unset.notes
 
 
 def test_a_constant_contrast_is_bounded_by_zero_only_where_its_exact_test_shows_its_sign() -> None:
     n = 20
     ones, zeros = np.ones(n), np.zeros(n)
-    shown = contrast(ones, zeros, clusters=None, alpha=0.05)
+    shown = gap_change(zeros, zeros, ones, zeros, kind="count", margin=0.05).change  # +1 on every pair
+    assert shown.ci == (None, None) and shown.shown_sign == 1
     assert (shown.low, shown.high, shown.negated().low, shown.negated().high) == (0.0, None, None, 0.0)
-    few = contrast(np.ones(4), np.zeros(4), clusters=None, alpha=0.05)  # p 2^-3 = 0.125: no sign shown
+    few = gap_change(np.zeros(4), np.zeros(4), np.ones(4), np.zeros(4), kind="count", margin=0.05).change  # p 2^-3
     assert few.shown_sign == 0 and (few.low, few.high) == (None, None)
     improved = gap_change(zeros, ones, zeros, zeros, kind="count", margin=0.05)  # baseline gap -1, candidate 0
     assert improved.direction == "smaller" and improved.non_inferior is True and improved.within_margin is False
@@ -148,3 +149,47 @@ def test_the_documented_python_gate_is_evaluate_not_the_keys_not_shown_non_infer
     assert 'evaluate(comparison, "fail-if-worse")' in block and "not_non_inferior" not in block
     said = " ".join((ModelComparison.not_non_inferior.__doc__ or "").split())
     assert "not the release gate's failures" in said and "An empty tuple is not a passing gate" in said
+
+
+def test_an_axis_given_twice_is_refused_as_audit_refuses_it(runs: dict[str, Path]) -> None:
+    """Review: ``--axis gender,gender`` compared gender twice (4 JUnit testcases, 4 csv rows for 2 keys)."""
+    from fairtalk.errors import SpecError
+
+    with pytest.raises(SpecError, match="axis 'gender' is given twice: give each axis once"):
+        compare_runs(runs["longer"], runs["fair"], axes=["gender", "gender"])
+    done = runner.invoke(app, ["compare", str(runs["longer"]), str(runs["fair"]), "--axis", "gender,gender"])
+    assert done.exit_code == 2 and "error: axis 'gender' is given twice: give each axis once" in done.output, done.output
+
+
+@pytest.mark.parametrize("value", [0, -1.0, float("nan"), float("inf"), "0.01", True])
+def test_a_bad_margin_is_a_spec_error_naming_the_key(runs: dict[str, Path], value: object) -> None:
+    from fairtalk.errors import SpecError
+
+    with pytest.raises(SpecError, match="the non-inferiority margin of 'length' must be a finite number > 0"):
+        compare_runs(runs["longer"], runs["fair"], margins={"length": value})  # type: ignore[dict-item]
+    with pytest.raises(SpecError, match="margins must map result keys"):
+        compare_runs(runs["longer"], runs["fair"], margins=[("length", 1.0)])  # type: ignore[arg-type]
+
+
+def test_identical_gaps_say_one_unit_in_the_note_and_the_gate(tmp_path: Path) -> None:
+    """Review: "the same gap on all 3 pairs" in the note beside "all 3 dialogues" in the gate's reason."""
+    records = []
+    for i in range(12):
+        extra = (("cluster", f"d{i // 3}"),)  # 12 pairs in 4 dialogues
+        records += [
+            Response(f"p{i}", "a", f"he said {i}", "fine thanks", extra),
+            Response(f"p{i}", "b", f"she said {i}", "fine thanks", extra),
+        ]
+    folders = []
+    for name in ("b", "c"):
+        (tmp_path / name).mkdir()
+        write_responses(records, tmp_path / name / "responses.jsonl")
+        args = ["score", "--responses", str(tmp_path / name / "responses.jsonl"), "--axis", "gender", "--measures", "offense"]
+        assert runner.invoke(app, [*args, "-o", str(tmp_path / name / "scored"), "-q"]).exit_code == 0
+        folders.append(tmp_path / name / "scored")
+    comparison = compare_runs(*folders)
+    row = comparison.change("gender", "offense_rate")
+    assert row.identical and row.n_units == 4
+    assert row.notes[0].startswith("the same gap on all 4 dialogues (12 pairs) in both runs: at most"), row.notes
+    (failure,) = [f for f in evaluate(comparison, "fail-if-worse").failures if f.key == "offense_rate"]
+    assert "the same gap on all 4 dialogues in both runs" in failure.reason

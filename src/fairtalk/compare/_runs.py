@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk._responses import ResponseSet
-from fairtalk.compare._inputs import AxisInput, RunInput, read_run, same_run
+from fairtalk.compare._inputs import AxisInput, RunInput, given_margins, once, read_run, same_run
 from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, recorded_lexicon
@@ -52,6 +52,10 @@ _MSG_SCORER_PATH = (
     "scorer or a hub model id"
 )
 _MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: no compared key has that name"
+NOTE_NO_MARGIN = (
+    "no margin: the baseline audit recorded none for {key}, and its scores have no spread, so the kind's default "
+    "(0.1 sd of the baseline's scores) is not defined; give one (--margin {key}=VALUE, margins= in Python)"
+)
 SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair score): not compared"
 SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
 SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
@@ -370,6 +374,8 @@ def _compare_axis(
         for key, arrays in _scores(measure, texts).items():
             margin = _margin(key, measure.kind_of(key), arrays, margins, audit_margins)
             test = gap_change(*arrays, kind=measure.kind_of(key), margin=margin, clusters=pair_clusters, alpha=alpha)
+            if margin is None:
+                test = dataclasses.replace(test, notes=(NOTE_NO_MARGIN.format(key=key), *test.notes))
             rows.append(_row(axis, key, measure, primary.get(key, True), arrays, test, same))
     compared = ComparedAxis(
         axis=axis,
@@ -454,12 +460,15 @@ def compare_runs(
     SpecError
         No shared axis, an axis asked for that the baseline lacks, different groups on an axis,
         fewer than 2 shared pairs, a measure of the baseline this installation cannot build, an
-        unknown margin key, a bad ``alpha``.
+        unknown margin key or a margin that is not a finite number > 0, an axis given twice, a bad ``alpha``.
     """
     if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
+    checked = given_margins(margins)
+    if axes is not None:
+        once(axes, "axis")
     base, cand = read_run(baseline), read_run(candidate)
     wanted = list(base.axes) if axes is None else list(axes)
     for axis in wanted:
@@ -482,7 +491,7 @@ def compare_runs(
             cand.axes[axis],
             alpha=alpha,
             correction=correction,
-            margins=dict(margins or {}),
+            margins=checked,
             clusters=clusters,
         )
         compared.append(one)
@@ -493,7 +502,7 @@ def compare_runs(
     manifest = {
         "fairtalk_version": __version__,
         "methods": COMPARE_METHODS,
-        "margins": dict(margins or {}),
+        "margins": checked,
         "clusters": clusters,
         "sources": {
             name: {axis: [{"path": p, "sha256": s} for p, s in run.axes[axis].responses.sources] for axis in shared}

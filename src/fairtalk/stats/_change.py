@@ -81,7 +81,7 @@ _MSG_LENGTHS = "the four score arrays must have one value per pair: got {lengths
 _MSG_TOO_FEW = "need at least 2 pairs to compare the gaps, got {n}"
 _MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
 NOTE_IDENTICAL = (
-    "the same gap on all {n:,} pairs in both runs: at most {share}% of {units} could differ ({level:.0%} one-sided exact bound)"
+    "the same gap on all {counted} in both runs: at most {share}% of {units} could differ ({level:.0%} one-sided exact bound)"
 )
 NOTE_TOO_FEW = "; too few {units} for that bound to show non-inferiority: identical gaps need {needed:,} {units} ({more:,} more)"
 NOTE_NO_SPREAD = "{name}: every pair has the same non-zero value, so it has no interval (a zero spread is not certainty)"
@@ -259,7 +259,8 @@ def _identical(
     unit = "dialogues" if clustered else "pairs"
     shown = share_equivalence(n_units, alpha=alpha, margin=margin, max_difference=max_change, units=unit)
     share = f"{100 * (1.0 - alpha ** (1.0 / n_units)):.3g}"  # 0 of n_units seen: the exact bound 1 − α^(1/n)
-    note = NOTE_IDENTICAL.format(n=n, share=share, units=unit, level=1 - alpha)
+    counted = f"{n_units:,} {unit}" + (f" ({n:,} pairs)" if clustered else "")  # the unit of the bound, as the gate says
+    note = NOTE_IDENTICAL.format(counted=counted, share=share, units=unit, level=1 - alpha)
     if shown.equivalent:
         return True, note, None
     needed = identical_units_needed(alpha=alpha, margin=margin, max_difference=max_change)
