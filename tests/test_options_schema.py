@@ -99,7 +99,7 @@ def test_a_bad_scoring_option_is_one_line_naming_it_and_its_range(given: dict[st
     ("given", "message"),
     [
         ({"batch_size": 0}, "--batch-size must be a positive int, got 0"),
-        ({"looks": 1, "until_decided": True, "max_pairs": 10, "n_pairs": 5}, "--looks must be an int >= 2 or None, got 1"),
+        ({"looks": 1, "until_decided": True, "max_pairs": 10, "n_pairs": 5}, "--looks must be a whole number ≥ 2, got 1"),
         ({"until_decided": "yes"}, "--until-decided must be True or False, got 'yes'"),
         ({"max_pairs": 10}, "--max-pairs applies only with --until-decided"),
         ({"corpus": 3}, "--corpus must be a path, got 3"),

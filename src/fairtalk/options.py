@@ -256,7 +256,7 @@ RUN_FIELDS: Mapping[str, Any] = {
         ge=2,
         description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs; at most "
         "one look per pair those steps can add (--max-pairs - --pairs + 1).",
-        json_schema_extra={MUST: "an int >= 2 or None"},
+        json_schema_extra={MUST: "a whole number ≥ 2"},
     ),
     "spending": Field(
         default="obrien-fleming", description="With --until-decided: alpha spending, obrien-fleming (default) or pocock."

@@ -29,7 +29,8 @@ _MARGIN = typer.Option(
     None,
     "--margin",
     help="Non-inferiority margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); "
-    "repeatable. Default: the baseline audit's margin, else the kind's (rates 0.02, counts 0.1 sd).",
+    "repeatable. Default: the baseline audit's own margin for the key (the equivalence margin its results.json "
+    "records), else the kind's default on the baseline's scores (rates 0.02, counts 0.1 sd); never the candidate's.",
 )
 
 

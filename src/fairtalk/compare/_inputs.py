@@ -17,9 +17,11 @@ from __future__ import annotations
 import hashlib
 import importlib.machinery
 import json
+import math
+import numbers
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,7 +29,7 @@ from typing import Any
 from fairtalk._jsonl import open_input
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
-from fairtalk.errors import InputError
+from fairtalk.errors import InputError, SpecError
 from fairtalk.models import identity_unknown, recorded_specs
 from fairtalk.results import COMPARISON_KIND, AuditResult, read_result_file
 
@@ -35,13 +37,57 @@ __all__ = [
     "COMPARISON_KIND",
     "AxisInput",
     "RunInput",
+    "given_margins",
     "is_comparison",
+    "once",
     "python_target",
     "read_run",
     "same_model",
     "same_model_configs",
     "same_run",
 ]
+
+_MSG_MARGINS = "margins must map result keys to margins in their units (rates as fractions: 0.02 for 2 pp), got {value!r}"
+_MSG_MARGIN = (
+    "the non-inferiority margin of {key!r} must be a finite number > 0 (rates as fractions: 0.02 for 2 pp), got {value!r}"
+)
+_MSG_TWICE = "{what} {name!r} is given twice: give each {what} once"
+
+
+def given_margins(margins: object) -> dict[str, float]:
+    """A user's margins (key -> a finite number > 0), checked: a SpecError naming the key otherwise, never a bare error.
+
+    ``None`` is no margins. A number given as text (``"0.01"``), 0, a negative, NaN or infinity is
+    refused: a margin decides a gate, so nothing is read into it.
+
+    >>> given_margins({"offense_rate": 0.01})
+    {'offense_rate': 0.01}
+    >>> given_margins({"offense_rate": 0})
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: the non-inferiority margin of 'offense_rate' must be a finite number > 0 (rates as fractions: 0.02 for 2 pp), got 0
+    """
+    if margins is None:
+        return {}
+    if not isinstance(margins, Mapping):
+        raise SpecError(_MSG_MARGINS.format(value=margins))
+    checked: dict[str, float] = {}
+    for key, value in margins.items():
+        number = float(value) if isinstance(value, numbers.Real) and not isinstance(value, bool) else math.nan
+        if not (math.isfinite(number) and number > 0):
+            raise SpecError(_MSG_MARGIN.format(key=key, value=value))
+        checked[str(key)] = number
+    return checked
+
+
+def once(names: Iterable[str], what: str) -> None:
+    """SpecError for a name given twice (``axis 'gender' is given twice: give each axis once``), as ``audit`` says it."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise SpecError(_MSG_TWICE.format(what=what, name=name))
+        seen.add(name)
+
 
 RUN_FILE = "run.json"
 RESULTS_FILE = "results.json"

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fairtalk._jsonl import read_json_file
+from fairtalk.compare._inputs import given_margins, once
 from fairtalk.compare._runs import WARN_SAME_RUN, with_verdict
 from fairtalk.errors import InputError, SpecError
 from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
@@ -327,7 +328,8 @@ def compare_prompt_analyses(
         The two analyses measured differently: labelled by different regard scorers (``import.regard``),
         from different prompts (the published outputs and generated completions, or completions of
         two prompts files: ``import.prompts_sha256``) or with different structures; no shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
-        different groups, an unknown margin key, a bad ``alpha``.
+        different groups, an unknown margin key or a margin that is not a finite number > 0, a pair
+        given twice, a bad ``alpha``.
     """
     if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
@@ -337,7 +339,9 @@ def compare_prompt_analyses(
     differ = _not_alike(base, cand, (base_import, cand_import))
     if differ:
         raise SpecError(_MSG_INSTRUMENT.format(what="; ".join(differ)))
-    given = dict(margins or {})
+    given = given_margins(margins)
+    if pairs is not None:
+        once(pairs, "group pair")
     known = [KEY, *(f"{KEY}:{name}" for name in base.gaps)]
     for name in given:
         if name not in known:

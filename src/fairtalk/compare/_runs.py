@@ -10,6 +10,7 @@ given a :class:`~fairtalk.results.Change` verdict.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk._responses import ResponseSet
-from fairtalk.compare._inputs import AxisInput, RunInput, read_run, same_run
+from fairtalk.compare._inputs import AxisInput, RunInput, given_margins, once, read_run, same_run
 from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, recorded_lexicon
@@ -51,6 +52,10 @@ _MSG_SCORER_PATH = (
     "scorer or a hub model id"
 )
 _MSG_UNKNOWN_MARGIN = "unknown margin key {name!r}: no compared key has that name"
+NOTE_NO_MARGIN = (
+    "no margin: the baseline audit recorded none for {key}, and its scores have no spread, so the kind's default "
+    "(0.1 sd of the baseline's scores) is not defined; give one (--margin {key}=VALUE, margins= in Python)"
+)
 SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair score): not compared"
 SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
 SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
@@ -75,7 +80,9 @@ COMPARE_METHODS = {
     "with opposite / equal signs (so both intervals exclude 0); unchanged: non-inferior both ways; else inconclusive",
     "non_inferior": "|g_c| < |g_b| + margin: min(change, total) < margin and max(change, total) > -margin, each shown "
     "by either one-sided bound at alpha/2 (intersection-union test)",
-    "margin": "--margin, else the baseline audit's margin, else the kind's default (rates 0.02; counts 0.1 sd)",
+    "margin": "--margin, else the baseline audit's own margin for the key (the margin it was given, else its "
+    "equivalence_margin), else the kind's default on the baseline's scores alone (rates 0.02; counts 0.1 sd of the "
+    "baseline's per-response scores, both sides): never the candidate's",
 }
 #: A run whose responses file holds fewer pairs than its results.json counts.
 _MSG_SHORT = (
@@ -193,12 +200,39 @@ def _scores(measure: Measure, texts: list[list[str]]) -> dict[str, list[np.ndarr
     return {key: [np.asarray(scores[key], dtype=float)[bounds[i] : bounds[i + 1]] for i in range(4)] for key in measure.keys}
 
 
-def _margin(key: str, kind: str, arrays: list[np.ndarray], given: Mapping[str, float], audit: Mapping[str, Any]) -> float | None:
+def _usable(margin: object) -> float | None:
+    """``margin`` as a float when it is a finite number > 0 (a margin a run recorded), else None."""
+    if isinstance(margin, bool) or not isinstance(margin, (int, float)):
+        return None
+    return float(margin) if math.isfinite(margin) and margin > 0 else None
+
+
+def baseline_margins(result: AuditResult) -> dict[str, float]:
+    """Per key, the baseline audit's own non-inferiority margin: the margin it was given, else its ``equivalence_margin``.
+
+    The default margin of a comparison is the baseline's, fixed before the candidate is seen: a
+    margin computed on the candidate's scores would grow with the candidate's own spread (0.1 sd
+    of a count), so a candidate whose answers vary more would be allowed a larger regression.
+    A recorded margin that is not a finite number > 0 is not used.
+    """
+    margins = {str(m.name): found for m in result.measures if (found := _usable(m.equivalence_margin)) is not None}
+    given = {str(k): found for k, v in (result.provenance.margins or {}).items() if (found := _usable(v)) is not None}
+    return {**margins, **given}
+
+
+def _margin(
+    key: str, kind: str, arrays: list[np.ndarray], given: Mapping[str, float], recorded: Mapping[str, float]
+) -> float | None:
+    """``--margin``, else the baseline audit's margin for ``key``, else the kind's default on the baseline's scores alone.
+
+    Never the candidate's scores: the margin is what the release may add to the baseline's gap,
+    set by the baseline before the candidate is seen (``docs/statistics.md``, Margins).
+    """
     if key in given:
         return float(given[key])
-    if audit.get(key) is not None:
-        return float(audit[key])
-    return default_margin(kind, a=np.concatenate([arrays[0], arrays[2]]), b=np.concatenate([arrays[1], arrays[3]]))
+    if key in recorded:
+        return recorded[key]
+    return default_margin(kind, a=arrays[0], b=arrays[1])
 
 
 def _row(
@@ -330,7 +364,7 @@ def _compare_axis(
     measures, skipped = _measures(result, lexicon)
     keys = [key for m in measures for key in m.keys]
     primary, unmeasured, cand_skipped = _primary(result, cand.result, keys)
-    audit_margins = result.provenance.margins or {}
+    audit_margins = baseline_margins(result)
     for name in margins:
         if name not in keys:
             raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
@@ -340,6 +374,8 @@ def _compare_axis(
         for key, arrays in _scores(measure, texts).items():
             margin = _margin(key, measure.kind_of(key), arrays, margins, audit_margins)
             test = gap_change(*arrays, kind=measure.kind_of(key), margin=margin, clusters=pair_clusters, alpha=alpha)
+            if margin is None:
+                test = dataclasses.replace(test, notes=(NOTE_NO_MARGIN.format(key=key), *test.notes))
             rows.append(_row(axis, key, measure, primary.get(key, True), arrays, test, same))
     compared = ComparedAxis(
         axis=axis,
@@ -398,7 +434,9 @@ def compare_runs(
         Output folders of ``fairtalk audit`` (``run.json`` and a folder per axis) or ``fairtalk score``.
     margins : mapping, optional
         Non-inferiority margin per result key, in its units (``{"offense_rate": 0.01}``); other keys
-        take the baseline audit's margin, else their kind's default (``fairtalk.stats.DEFAULT_MARGINS``).
+        take the baseline audit's own margin (the one its ``results.json`` records for the key, as
+        ``equivalence_margin``), else their kind's default (``fairtalk.stats.DEFAULT_MARGINS``) on
+        the baseline's scores alone. The candidate never sets its own margin.
     alpha : float
         Level of every test; intervals are ``1 − alpha``.
     correction : {"holm", "bh"}
@@ -422,12 +460,15 @@ def compare_runs(
     SpecError
         No shared axis, an axis asked for that the baseline lacks, different groups on an axis,
         fewer than 2 shared pairs, a measure of the baseline this installation cannot build, an
-        unknown margin key, a bad ``alpha``.
+        unknown margin key or a margin that is not a finite number > 0, an axis given twice, a bad ``alpha``.
     """
     if not MIN_ALPHA <= alpha < 1:
         raise SpecError(_MSG_ALPHA.format(alpha=alpha))
     if correction not in ("holm", "bh"):
         raise SpecError(f"unknown correction {correction!r}", choices=("holm", "bh"), given=correction)
+    checked = given_margins(margins)
+    if axes is not None:
+        once(axes, "axis")
     base, cand = read_run(baseline), read_run(candidate)
     wanted = list(base.axes) if axes is None else list(axes)
     for axis in wanted:
@@ -450,7 +491,7 @@ def compare_runs(
             cand.axes[axis],
             alpha=alpha,
             correction=correction,
-            margins=dict(margins or {}),
+            margins=checked,
             clusters=clusters,
         )
         compared.append(one)
@@ -461,7 +502,7 @@ def compare_runs(
     manifest = {
         "fairtalk_version": __version__,
         "methods": COMPARE_METHODS,
-        "margins": dict(margins or {}),
+        "margins": checked,
         "clusters": clusters,
         "sources": {
             name: {axis: [{"path": p, "sha256": s} for p, s in run.axes[axis].responses.sources] for axis in shared}

@@ -220,7 +220,9 @@ class ModelComparison(Codec, Result[tuple[str, str]]):
 
     Its keys are ``(axis, key)``: ``verdicts`` maps each to the protocol's :class:`Verdict`
     (``change_verdicts`` to its :class:`Change`), ``detected()`` names the primary keys whose gap
-    changed, and ``not_non_inferior()`` those the release gate (``--fail-if-worse``) fails on.
+    changed, and ``not_non_inferior()`` the compared primary keys not shown non-inferior. The release
+    gate (``--fail-if-worse``) is decided by :func:`fairtalk.gates.evaluate` alone: it fails on those
+    keys and on failures no compared key holds (see :meth:`not_non_inferior`).
 
     ``design`` is ``"paired"`` for two audits of the same pairs (each key's change tested per pair)
     and ``"independent"`` for two paper-004 prompts analyses (one axis per group pair, key
@@ -304,7 +306,15 @@ class ModelComparison(Codec, Result[tuple[str, str]]):
         return tuple((r.axis, r.key) for r in self.changes if r.primary and r.verdict is Change.REGRESSED)
 
     def not_non_inferior(self) -> tuple[tuple[str, str], ...]:
-        """(axis, key) of the primary keys not shown non-inferior (``|g_c| < |g_b| + margin``): the release gate fails on these."""
+        """(axis, key) of the compared primary keys not shown non-inferior (``|g_c| < |g_b| + margin``).
+
+        These are not the release gate's failures: ``fairtalk.gates.evaluate(comparison,
+        "fail-if-worse")`` decides the gate, and it also fails where no compared key does: a
+        primary key of the candidate that the baseline did not measure (not compared, so not
+        here), an axis only the baseline holds, the candidate's lost or empty answers not shown
+        balanced, a responses file shorter than its results, one model compared with itself, no
+        primary key compared. An empty tuple is not a passing gate.
+        """
         return tuple((r.axis, r.key) for r in self.changes if r.primary and not r.non_inferior)
 
     def to_frame(self) -> pd.DataFrame:

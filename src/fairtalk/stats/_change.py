@@ -29,7 +29,11 @@ verdict never stands beside an interval that holds 0:
   five-point contrast. A studentized bootstrap (bootstrap-t) was tried and ran above α too
   (``bench/compare_null.py``, 0.062–0.065 at n = 300 on the rare keys).
 - a contrast with no interval (every unit the same non-zero value, or a single unit) keeps the
-  exact sign-flip p of :func:`fairtalk.stats.paired_test`.
+  exact sign-flip p of :func:`fairtalk.stats.paired_test`. Where that p is below α the test shows
+  the contrast's sign, one-sided at ``α/2`` as each end of an interval: its bound on that side is
+  0 (``Contrast.shown_sign``), and non-inferiority reads it like any other bound. So the verdict
+  and the gate rest on one test: an *improved* key (both contrasts shown non-zero, opposite signs)
+  is non-inferior at any margin, a *regressed* one is not shown non-inferior by these bounds.
 
 - **regressed** / **improved**: both tests reject (``p_magnitude = max(p−, p+) < α``), with the
   same / opposite signs. Under ``|g_c| = |g_b|`` one of ``δ−``, ``δ+`` is 0, so a wrong
@@ -77,10 +81,11 @@ _MSG_LENGTHS = "the four score arrays must have one value per pair: got {lengths
 _MSG_TOO_FEW = "need at least 2 pairs to compare the gaps, got {n}"
 _MSG_ALPHA = "alpha must be in (0, 1), got {alpha!r}"
 NOTE_IDENTICAL = (
-    "the same gap on all {n:,} pairs in both runs: at most {share}% of {units} could differ ({level:.0%} one-sided exact bound)"
+    "the same gap on all {counted} in both runs: at most {share}% of {units} could differ ({level:.0%} one-sided exact bound)"
 )
 NOTE_TOO_FEW = "; too few {units} for that bound to show non-inferiority: identical gaps need {needed:,} {units} ({more:,} more)"
 NOTE_NO_SPREAD = "{name}: every pair has the same non-zero value, so it has no interval (a zero spread is not certainty)"
+NOTE_SIGN_SHOWN = "; its exact sign-flip test shows it {side} 0 (p {p:.2g}), which bounds it by 0 on that side"
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +95,10 @@ class Contrast:
     ``ci`` is the interval at level ``1 − α`` named by ``interval`` (``"t"`` for counts,
     ``"score"`` for rates; cluster-robust with clusters): each end is a one-sided bound at ``α/2``. ``identical`` says the contrast is 0 on every pair: then ``ci``
     is ``(0.0, 0.0)`` and the test's p is 1. ``ci`` is ``(None, None)`` when the values have no
-    spread otherwise.
+    spread otherwise; ``shown_sign`` is then the sign (+1, −1) its exact sign-flip test shows at
+    ``α`` (two-sided, so ``α/2`` one-sided, as each end of an interval), 0 when it shows none:
+    such a contrast is bounded by 0 on that side (:attr:`low`, :attr:`high`), the one conclusion
+    of the test its verdict reads, and no more (a zero spread is not certainty about its size).
     """
 
     estimate: float
@@ -99,15 +107,20 @@ class Contrast:
     test: str
     identical: bool = False
     interval: str = "t"
+    shown_sign: int = 0
 
     @property
     def low(self) -> float | None:
-        """The one-sided lower bound at ``α/2`` (None: none)."""
+        """The one-sided lower bound at ``α/2`` (None: none); 0 for a contrast without an interval shown positive."""
+        if self.ci[0] is None and self.shown_sign > 0:
+            return 0.0
         return self.ci[0]
 
     @property
     def high(self) -> float | None:
-        """The one-sided upper bound at ``α/2`` (None: none)."""
+        """The one-sided upper bound at ``α/2`` (None: none); 0 for a contrast without an interval shown negative."""
+        if self.ci[1] is None and self.shown_sign < 0:
+            return 0.0
         return self.ci[1]
 
     def negated(self) -> Contrast:
@@ -120,6 +133,7 @@ class Contrast:
             self.test,
             self.identical,
             self.interval,
+            -self.shown_sign,
         )
 
 
@@ -165,8 +179,10 @@ def contrast(
     rate whose values are not 0/1): the t interval and the t test of 0 on the same units (CR2 and
     Bell–McCaffrey df with clusters; ``paired_t``, ``cluster_t``). So ``p < α`` exactly when the
     interval excludes 0. A contrast with no interval (every unit the same non-zero value, or one
-    unit) keeps the paired mean test's exact sign-flip p (``2^(1−m)`` for ``m`` units); one that is
-    0 on every pair has p 1 (test ``identical``).
+    unit) keeps the paired mean test's exact sign-flip p (``2^(1−m)`` for ``m`` units), and where
+    that p is below ``alpha`` the sign it shows (``shown_sign``: a one-sided bound of 0 at ``α/2``,
+    what a verdict resting on that p concludes); one that is 0 on every pair has p 1 (test
+    ``identical``).
 
     Examples
     --------
@@ -175,6 +191,9 @@ def contrast(
     (1.0, 'paired_t', 0.092)
     >>> contrast(np.ones(3), np.ones(3), clusters=None, alpha=0.05).ci
     (0.0, 0.0)
+    >>> same = contrast(np.ones(20), np.zeros(20), clusters=None, alpha=0.05)  # +1 on every pair: no interval
+    >>> same.ci, same.test, same.shown_sign, same.low, same.high
+    ((None, None), 'signflip_exact', 1, 0.0, None)
     """
     from scipy.stats import t as student_t
 
@@ -188,7 +207,8 @@ def contrast(
     interval = t_interval(u, level=1.0 - alpha)
     if interval.bounds == (None, None):  # no spread: no t, the exact sign-flip p of the paired mean test
         test = paired_test(x, y, kind="count", method="mean", clusters=clusters)
-        return Contrast(float(d.mean()), interval.bounds, test.p, test.name)
+        shown = int(np.sign(d.mean())) if test.p is not None and test.p < alpha else 0
+        return Contrast(float(d.mean()), interval.bounds, test.p, test.name, shown_sign=shown)
     p_t = float(2.0 * student_t.sf(abs(u.estimate / u.standard_error()), u.df))
     return Contrast(float(d.mean()), interval.bounds, p_t, "cluster_t" if u.clustered else "paired_t")
 
@@ -239,7 +259,8 @@ def _identical(
     unit = "dialogues" if clustered else "pairs"
     shown = share_equivalence(n_units, alpha=alpha, margin=margin, max_difference=max_change, units=unit)
     share = f"{100 * (1.0 - alpha ** (1.0 / n_units)):.3g}"  # 0 of n_units seen: the exact bound 1 − α^(1/n)
-    note = NOTE_IDENTICAL.format(n=n, share=share, units=unit, level=1 - alpha)
+    counted = f"{n_units:,} {unit}" + (f" ({n:,} pairs)" if clustered else "")  # the unit of the bound, as the gate says
+    note = NOTE_IDENTICAL.format(counted=counted, share=share, units=unit, level=1 - alpha)
     if shown.equivalent:
         return True, note, None
     needed = identical_units_needed(alpha=alpha, margin=margin, max_difference=max_change)
@@ -323,7 +344,8 @@ def gap_change(
         within = ni and non_inferior(change.negated(), total, margin)
     for name, c in (("change", change), ("total", total)):
         if not c.identical and c.ci == (None, None):
-            notes.append(NOTE_NO_SPREAD.format(name=name))
+            shown = "" if not c.shown_sign else NOTE_SIGN_SHOWN.format(side="above" if c.shown_sign > 0 else "below", p=c.p)
+            notes.append(NOTE_NO_SPREAD.format(name=name) + shown)
     return GapChangeTest(
         n_pairs=n,
         n_units=n_units,
