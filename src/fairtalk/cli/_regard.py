@@ -92,12 +92,18 @@ def regard_check(
     _print_check(result, source)
 
 
+def _pair_groups(result: RegardCheck, pair: str) -> list[str]:
+    """The two groups of a gap's name ``"a - b"`` (group names may hold " - " themselves: matched against the rates)."""
+    return next(([a, b] for a in result.rates for b in result.rates if f"{a} - {b}" == pair), [])
+
+
 def _print_check(result: RegardCheck, source: str) -> None:
     from rich.table import Table
 
     say(
         f"{source} against the gold labels ({result.n:,} texts): agreement {result.agreement:.3f}, "
-        f"macro-F1 {result.macro_f1:.3f}; F1 " + ", ".join(f"{k} {v:.2f}" for k, v in result.f1.items())
+        f"macro-F1 {result.macro_f1:.3f}; F1 "
+        + ", ".join(f"{k} {'n/a' if v is None else f'{v:.2f}'}" for k, v in result.f1.items())
     )
     names = ("negative", "neutral", "positive", "other")
     table = Table(title="confusion (rows gold, columns predicted)")
@@ -112,11 +118,16 @@ def _print_check(result: RegardCheck, source: str) -> None:
             f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
             f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}"
         )
-        added = result.instrument.get(pair, {})
+        if result.too_small(pair):
+            sizes = ", ".join(f"{g} {int(result.rates[g]['n']['n']):,}" for g in _pair_groups(result, pair))
+            say(
+                f"  too few texts to tell what the scorer adds to this gap (a group has fewer than "
+                f"{result.min_group_texts}: {sizes})"
+            )
+            continue
         flagged = [
             f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
-            for name, v in added.items()
-            if v["low"] > 0 or v["high"] < 0
+            for name, v in result.scorer_adds(pair).items()
         ]
         if flagged:
             say("  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))
