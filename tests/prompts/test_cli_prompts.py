@@ -478,3 +478,21 @@ def test_analyze_without_groups_file_words_absent_and_extra_groups(tmp_path) -> 
     result = runner.invoke(app, [*args, "--groups", str(groups), "-o", str(tmp_path / "rep2")])
     said = " ".join(result.output.split())
     assert f"30 rows of groups not in the groups file {groups} were left out (nonbinary person); add them to it" in said
+
+
+def test_analyze_without_resamples_claims_no_reversal_test(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: --resamples 0 said "0 significant of N sign flips" (console, report, CSV, JSON), and named a bootstrap."""
+    import csv
+
+    path, groups = _labelled_completions(tmp_path, {})
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "structures reversing it: not tested (--resamples 0);" in said and "significant of" not in said
+    payload = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert payload["gaps"]["gender"]["n_reversing"] is None
+    assert "pigeonhole" not in payload["inference"]["method"] and "no bootstrap ran" in payload["inference"]["method"]
+    assert next(csv.DictReader((tmp_path / "rep" / "gaps.csv").open()))["n_reversing"] == ""
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "not tested / " in page and "pigeonhole" not in page

@@ -357,7 +357,7 @@ def prompts_analyze(
         from fairtalk.report import prompts_payload
 
         print_json(prompts_payload(result))  # results.json's content, key for key
-    _print_analysis(result, seconds, show_table=not json_out)
+    _print_analysis(result, seconds, show_table=not json_out, resamples=resamples)
     certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:
         flagged = certificate.flagged
@@ -412,7 +412,7 @@ def _figure(value: float, spec: str) -> str:
     return format(value, spec) if math.isfinite(value) else "–"
 
 
-def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
+def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True, resamples: int = 1) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -431,6 +431,7 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
         )
     if show_table:
         console.print(table)
+    why = "--resamples 0" if resamples == 0 else "no bootstrap ran"
     for name, g in result.gaps.items():
         if g.all is None:
             continue
@@ -438,7 +439,9 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
         ci = f" [95% CI {low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
         base = f", baseline {g.baseline:+.3f}" if g.baseline is not None else ""
         reversals = (
-            "none counted, its sign is not established (the interval holds 0)"
+            f"not tested ({why}); {g.n_sign_flips} sign flips"
+            if g.n_reversing is None
+            else "none counted, its sign is not established (the interval holds 0)"
             if g.sign_established is False
             else f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
         )

@@ -29,6 +29,8 @@ __all__ = ["analyze"]
 
 _MSG_COLUMNS = "the completions lack the columns: {missing}"
 _INFERENCE_METHOD = "template × seed pigeonhole bootstrap; reversals by Holm over structures"
+#: The method where no bootstrap ran: nothing is named that did not run.
+_NO_INFERENCE = "none: no bootstrap ran ({why}), so no intervals, no tests and no reversal tests"
 
 
 def analyze(
@@ -164,7 +166,12 @@ def analyze(
         best_by_group=cells.best_by_group,
         worst_by_group=cells.worst_by_group,
         inference=InferenceSettings(
-            n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=o.alpha, method=_INFERENCE_METHOD
+            n_resamples=boot.n_resamples,
+            resampled=tuple(boot.resampled),
+            alpha=o.alpha,
+            method=_INFERENCE_METHOD
+            if boot.n_resamples
+            else _NO_INFERENCE.format(why="n_resamples 0" if o.n_resamples == 0 else "see the warnings"),
         ),
         warnings=(*coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures), *found_notes),
     )
