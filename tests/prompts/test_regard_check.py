@@ -187,3 +187,47 @@ def test_a_small_group_or_one_without_disagreement_cannot_claim_the_scorer_adds_
     wide = check_labels(gold, predicted).instrument["man - woman"]["negative"]
     assert wide["difference"] == pytest.approx(0.1) and wide["low"] < 0 < wide["high"]
     assert wide["high"] - wide["low"] > 2 * (1 - 0.025 ** (1 / 30))
+
+
+def test_regard_messages_name_the_path_once_and_say_what_is_wrong(tmp_path) -> None:  # noqa: ANN001
+    """Review findings: the path printed twice, an empty gold file worded as 'only 0 of 0', --cv not named."""
+    comp = _write(tmp_path / "comp.jsonl", [{"group": "man", "text": "The man was here."}])
+    for args in (
+        ["label", "--input", str(comp), "-o", str(tmp_path / "l.jsonl")],
+        ["check", "--gold", str(comp), "--predicted", str(comp)],
+    ):
+        done = runner.invoke(app, ["regard", *args])
+        said = " ".join(done.output.split())
+        assert done.exit_code == 2 and said.startswith(f'error: {comp}:1: each record needs an "id"'), said
+        assert said.count(str(comp)) == 1
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for extra in (["--predicted", str(empty)], ["--regard", "builtin:tfidf"]):
+        done = runner.invoke(app, ["regard", "check", "--gold", str(empty), *extra])
+        said = " ".join(done.output.split())
+        assert done.exit_code == 2 and said == f"error: {empty}: the gold file holds no label", said
+    with pytest.raises(InputError, match="the gold file holds no label"):
+        check_labels([{"id": "1", "text": "t"}], {"1": 0})
+
+
+def test_regard_train_names_cv_when_the_folds_outnumber_a_label(tmp_path) -> None:  # noqa: ANN001
+    data = tmp_path / "train.tsv"
+    data.write_text("".join(f"{label}\tXYZ text {i} {label}\n" for label in (-1, 0, 1) for i in range(4)))
+    done = runner.invoke(app, ["regard", "train", "--data", str(data), "--cv", "10", "-o", str(tmp_path / "m")])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "need at least 10 examples of each of at least two labels for 10-fold" in said
+    assert "(--cv 10; found {-1: 4, 0: 4, 1: 4}): give fewer folds" in said
+
+
+def test_regard_label_interrupted_says_nothing_was_written(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    import fairtalk
+
+    def stopped(self, texts):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fairtalk.Regard, "labels", stopped)
+    texts = _write(tmp_path / "texts.jsonl", [{"id": 1, "text": "The man was here."}])
+    out = tmp_path / "labels.jsonl"
+    done = runner.invoke(app, ["regard", "label", "--input", str(texts), "-o", str(out), "--regard", "builtin:tfidf"])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 130 and f"interrupted; nothing was written to {out}" in said and not out.exists()

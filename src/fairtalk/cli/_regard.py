@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import check_output_file, console, info, say
+from fairtalk.cli._app import check_output_file, console, info, say, until_written, when_interrupted
 from fairtalk.cli._choices import was_given
 from fairtalk.cli._prompts import regard_app
 
@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # the public names, for annotations only
     from fairtalk.prompts import RegardCheck
 
 _MSG_NO_TEXTS = "no texts to label (the file holds no record)"
+_MSG_NO_GOLD = "the gold file holds no label"
+_NOTE_NOTHING_WRITTEN = "nothing was written to {output}: re-run the same command to label again"
 _MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
 _SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faster, less accurate), path:DIR (from `fairtalk regard train`) or hf:MODEL."
 
@@ -37,11 +39,13 @@ def regard_label(
 
     # before any work: '-', '~', an input, a device, the user's file, a folder or an unwritable place
     check_output_file(output, what="labels file", ours=is_labels_file, inputs={"--input": input_file})
+    until_written(_NOTE_NOTHING_WRITTEN.format(output=output), keep=[output])  # Ctrl-C says so, as generate and analyze do
     records = read_labels(input_file, need_text=True)
     if not records:
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
     write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output, scorer=regard)
+    when_interrupted(f"writing {output}", keep=[output])
     counts = {
         name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
     }
@@ -73,6 +77,8 @@ def regard_check(
     if output is not None:
         check_output_file(output, what="regard check", ours=is_regard_check, inputs={"--gold": gold, "--predicted": predicted})
     records = read_labels(gold, need_text=predicted is None)
+    if not any("label" in r for r in records):  # before any scoring: nothing to check against
+        raise fairtalk.InputError(_MSG_NO_GOLD, path=gold)
     if predicted is not None:
         guesses, n_unmatched, n_extra = match_predicted(records, read_labels(predicted))
         source = predicted

@@ -69,6 +69,7 @@ _REQUIRED = ("group", "template", "structure", "seed", "text")
 #: Texts labelled at a time by :func:`label_completions` (one progress step each).
 LABEL_BLOCK = 512
 _MSG_FIELD = "missing field {field!r}"
+_MSG_FIELD_TYPE = "field {field!r} must be a string, got {value!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
 _MSG_ALL_BAD = (
@@ -206,8 +207,10 @@ def read_prompts(path: str | os.PathLike[str]) -> tuple[Prompt, ...]:
         if "completion" in record:
             raise InputError(_MSG_COMPLETIONS_AS_PROMPTS, path=str(source), line=number)
         for name in ("group", "template", "structure", "text"):
-            if not isinstance(record.get(name), str):
+            if name not in record:
                 raise InputError(_MSG_FIELD.format(field=name), path=str(source), line=number)
+            if not isinstance(record[name], str):  # present, of another type (null, a number): said so
+                raise InputError(_MSG_FIELD_TYPE.format(field=name, value=record[name]), path=str(source), line=number)
         key = (record["group"], record["template"], record["structure"])
         earlier = first.setdefault(key, (number, record["text"]))
         if earlier[1] != record["text"]:

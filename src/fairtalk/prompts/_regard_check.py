@@ -44,9 +44,11 @@ _LABELS_KEYS = frozenset(("id", "label", "annotator"))
 #: It tells fairtalk's own labels from a person's ``{"id", "label"}`` file, which :func:`is_labels_file` never claims.
 MACHINE_ANNOTATOR = "fairtalk"
 _VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
-_MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
-_MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
-_MSG_DUPLICATE = "{path}:{line}: id {id!r} appears twice"
+_MSG_LABEL = "label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
+_MSG_ID = 'each record needs an "id" (a string or an integer)'
+_MSG_DUPLICATE = "id {id!r} appears twice"
+_MSG_NEED_TEXT = 'each record needs a "text" string'
+_MSG_NO_GOLD = "the gold file holds no label"
 _MSG_NO_OVERLAP = "no id is in both the gold and the predicted labels"
 #: The least share of the gold labels that predictions must join by id before a check is made of them.
 MIN_MATCHED_SHARE = 0.5
@@ -82,22 +84,22 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
     for line, record in read_objects(path):
         rid = record.get("id")
         if not isinstance(rid, (str, int)) or isinstance(rid, bool):
-            raise InputError(_MSG_ID.format(path=path, line=line), path=str(path))
+            raise InputError(_MSG_ID, path=str(path), line=line)
         key = str(rid)
         if key in seen:
-            raise InputError(_MSG_DUPLICATE.format(path=path, line=line, id=key), path=str(path))
+            raise InputError(_MSG_DUPLICATE.format(id=key), path=str(path), line=line)
         seen.add(key)
         entry: dict[str, Any] = {"id": key, "group": record.get("group")}
         if "label" in record:
             value = label_value(record["label"])
             if value is None:
-                raise InputError(_MSG_LABEL.format(path=path, line=line, value=record["label"]), path=str(path))
+                raise InputError(_MSG_LABEL.format(value=record["label"]), path=str(path), line=line)
             entry["label"] = value
         elif not need_text:
-            raise InputError(_MSG_LABEL.format(path=path, line=line, value=None), path=str(path))
+            raise InputError(_MSG_LABEL.format(value=None), path=str(path), line=line)
         text = record.get("text")
         if need_text and not isinstance(text, str):
-            raise InputError(f'{path}:{line}: each record needs a "text" string', path=str(path))
+            raise InputError(_MSG_NEED_TEXT, path=str(path), line=line)
         if isinstance(text, str):  # kept where given: a check of predictions matches the texts of the ids it joins
             entry["text"] = text
         out.append(entry)
@@ -113,10 +115,12 @@ def match_predicted(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mappi
     Raises
     ------
     InputError
-        Fewer than :data:`MIN_MATCHED_SHARE` of the gold labels joined, or a joined id whose texts differ.
+        No gold label, fewer than :data:`MIN_MATCHED_SHARE` of the gold labels joined, or a joined id whose texts differ.
     """
     guesses = {str(r["id"]): int(r["label"]) for r in predicted}
     labelled = [g for g in gold if "label" in g]
+    if not labelled:
+        raise InputError(_MSG_NO_GOLD)
     joined = [g for g in labelled if g["id"] in guesses]
     if len(joined) < MIN_MATCHED_SHARE * len(labelled) or not joined:
         raise InputError(_MSG_FEW_MATCHED.format(n_matched=len(joined), n_gold=len(labelled), n_predicted=len(guesses)))
@@ -253,6 +257,8 @@ def check_labels(
     """
     from sklearn.metrics import confusion_matrix, f1_score
 
+    if not any("label" in g for g in gold):
+        raise InputError(_MSG_NO_GOLD)
     rows = [g for g in gold if g["id"] in predicted and "label" in g]
     if not rows:
         raise InputError(_MSG_NO_OVERLAP)
