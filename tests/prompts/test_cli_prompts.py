@@ -478,3 +478,57 @@ def test_analyze_without_groups_file_words_absent_and_extra_groups(tmp_path) -> 
     result = runner.invoke(app, [*args, "--groups", str(groups), "-o", str(tmp_path / "rep2")])
     said = " ".join(result.output.split())
     assert f"30 rows of groups not in the groups file {groups} were left out (nonbinary person); add them to it" in said
+
+
+def test_analyze_without_resamples_claims_no_reversal_test(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: --resamples 0 said "0 significant of N sign flips" (console, report, CSV, JSON), and named a bootstrap."""
+    import csv
+
+    path, groups = _labelled_completions(tmp_path, {})
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "structures reversing it: not tested (--resamples 0);" in said and "significant of" not in said
+    payload = json.loads((tmp_path / "rep" / "results.json").read_text())
+    assert payload["gaps"]["gender"]["n_reversing"] is None
+    assert "pigeonhole" not in payload["inference"]["method"] and "no bootstrap ran" in payload["inference"]["method"]
+    assert next(csv.DictReader((tmp_path / "rep" / "gaps.csv").open()))["n_reversing"] == ""
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "not tested / " in page and "pigeonhole" not in page
+
+
+def test_rows_of_unknown_groups_are_warned_of_in_every_output(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: rows of a group "martian" were left out with a console-only warning (not in results.json or the page)."""
+    import pandas as pd
+
+    from fairtalk.prompts import analyze
+
+    path, groups = _labelled_completions(tmp_path, {})
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows + [rows[0] | {"group": "martian", "seed": 99}]))
+    args = ["prompts", "analyze", "--completions", str(path), "--groups", str(groups), "--draws", "2", "--resamples", "0"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep")])
+    assert result.exit_code == 0, result.output
+    words = f"1 row of groups not in the groups file {groups} were left out (martian); add them to it to analyse them"
+    assert " ".join(result.output.split()).count(words) == 1  # said once, from the result
+    assert words in json.loads((tmp_path / "rep" / "results.json").read_text())["warnings"]
+    assert words in (tmp_path / "rep" / "report.html").read_text()
+    frame = pd.DataFrame(rows + [rows[0] | {"group": "martian"}])
+    assert any("were left out (martian); pass --groups FILE" in w for w in analyze(frame, n_draws=2, n_resamples=0).warnings)
+
+
+def test_generate_refuses_groups_with_a_prompts_file(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: `prompts generate --prompts P --groups G` ignored --groups without a word (exit 0)."""
+    from fairtalk.prompts import build_prompts, write_prompts
+
+    prompts = tmp_path / "p.jsonl"
+    write_prompts(list(build_prompts(("man", "woman"))), prompts)
+    groups = tmp_path / "groups.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    out = tmp_path / "c.jsonl"
+    args = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "1", "--prompts", str(prompts), "-o", str(out)]
+    done = runner.invoke(app, [*args, "--groups", str(groups)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and said.startswith("error: --groups applies only without --prompts")
+    assert not out.exists() and not out.with_suffix(".store.sqlite").exists()  # before any work

@@ -205,3 +205,20 @@ def test_repeated_completions_are_skipped_and_conflicting_ones_refused(tmp_path)
     with pytest.raises(InputError, match="appears twice with different contents, here and on line 1") as info:
         read_completions(doubled)
     assert info.value.line == 9
+
+
+@pytest.mark.parametrize(
+    ("record", "message"),
+    [
+        ({"group": "man", "template": "x", "structure": "s", "text": 5}, "field 'text' must be a string, got 5"),
+        ({"group": None, "template": "x", "structure": "s", "text": "The man"}, "field 'group' must be a string, got None"),
+        ({"template": "x", "structure": "s", "text": "The man"}, "missing field 'group'"),
+    ],
+)
+def test_a_prompts_field_of_another_type_is_not_called_missing(tmp_path, record, message) -> None:  # noqa: ANN001
+    """Review finding: "text": 5 and "group": null were both reported as a missing field."""
+    path = tmp_path / "p.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    with pytest.raises(InputError, match=message) as info:
+        read_prompts(path)
+    assert info.value.line == 1

@@ -135,3 +135,16 @@ def test_pairs_left_without_completions_are_a_stated_warning_when_some_remain(tm
     payload = json.loads((tmp_path / "rep" / "results.json").read_text())
     assert payload["gaps"]["gender"]["all"] is not None
     assert any("2 of 3 pairs have no gap" in w for w in payload["warnings"])
+
+
+def test_a_file_of_only_failed_completions_says_they_all_failed(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: every completion failed (generate exit 0, "100 failed"), then analyze said "no completions in the file"."""
+    rows = [r | {"completion": None, "text": None, "error": "TransportError: refused"} for r in _rows(("man", "woman"))]
+    rows[1]["error"] = "ResponderError: f.py:complete raised RuntimeError: nope"
+    path = _write(tmp_path / "c.jsonl", rows)
+    with pytest.raises(InputError, match=r"all 12 completions failed \(the first with TransportError\): nothing to label"):
+        read_completions(path)
+    done = _analyze(path, tmp_path)
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and said.startswith("error: ") and "all 12 completions failed" in said
+    assert "no completions in the file" not in said

@@ -524,6 +524,10 @@ def test_cli_prompts_analyze_refuses_labels_given_on_another_completions_file(tm
         frame, read_gold(own).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=read_gold(own).texts()
     )
     assert found.n_labels == 12
+    # texts that differ only by surrounding whitespace are the same text, as `regard check` reads them (review finding)
+    padded = [(rid, f"  {text}\n") for rid, text in read_gold(own).texts()]
+    found = gold_regard(frame, read_gold(own).regard_labels(), groups=["man", "woman"], pairs=GROUPS.pairs, texts=padded)
+    assert found.n_labels == 12
 
 
 def _few_labels() -> tuple[pd.DataFrame, dict[str, tuple[int, ...]], GroupSet]:

@@ -148,3 +148,86 @@ def test_regard_label_never_replaces_a_hand_made_id_label_file_and_replaces_its_
     assert gold.annotators == ("fairtalk:builtin:tfidf",) and len(gold.regard_labels()) == 4
     other = _write(tmp_path / "other.jsonl", [{"id": "0", "label": "neutral", "annotator": "ana"}])
     assert not is_labels_file(other)  # a person's annotator: never fairtalk's
+
+
+def test_a_label_nobody_used_has_no_f1_and_stays_out_of_macro_f1(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: a file checked against itself (no "other" in it) gave macro-F1 0.750 with "other 0.00"."""
+    gold = [{"id": str(i), "label": i % 3 - 1} for i in range(9)]
+    result = check_labels(gold, {g["id"]: g["label"] for g in gold})
+    assert result.f1 == {"negative": 1.0, "neutral": 1.0, "positive": 1.0, "other": None} and result.macro_f1 == 1.0
+    # a label only the scorer used still counts: its F1 is 0, in the average
+    wrong = check_labels(gold, {g["id"]: (2 if g["id"] == "0" else g["label"]) for g in gold})
+    assert wrong.f1["other"] == 0.0 and wrong.macro_f1 == pytest.approx((0.8 + 1 + 1 + 0) / 4)
+    path = _write(tmp_path / "gold.jsonl", gold)
+    done = runner.invoke(app, ["regard", "check", "--gold", str(path), "--predicted", str(path), "-o", str(tmp_path / "c.json")])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0 and "macro-F1 1.000" in said and "other n/a" in said
+    assert json.loads((tmp_path / "c.json").read_text())["f1"]["other"] is None
+
+
+def test_a_small_group_or_one_without_disagreement_cannot_claim_the_scorer_adds_to_a_gap(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: 294 texts of man, 6 of woman (all agreed): "the scorer itself adds to this gap (95% CI excludes 0)"."""
+    gold = [{"id": f"m{i}", "label": 0, "group": "man", "text": f"m {i}"} for i in range(294)]
+    gold += [{"id": f"w{i}", "label": 0, "group": "woman", "text": f"w {i}"} for i in range(6)]
+    # the scorer calls 60 of man's neutral texts negative, and agrees on all 6 of woman's
+    predicted = {g["id"]: (-1 if g["group"] == "man" and int(g["id"][1:]) < 60 else 0) for g in gold}
+    small = check_labels(gold, predicted)
+    assert small.too_small("man - woman") and small.scorer_adds("man - woman") == {}
+    assert small.instrument["man - woman"]["negative"]["low"] is None
+    gold_path = _write(tmp_path / "gold.jsonl", gold)
+    pred_path = _write(tmp_path / "pred.jsonl", [{"id": k, "label": v} for k, v in predicted.items()])
+    done = runner.invoke(app, ["regard", "check", "--gold", str(gold_path), "--predicted", str(pred_path)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0 and "excludes 0" not in said
+    assert "too few texts to tell what the scorer adds to this gap (a group has fewer than 30: man 294, woman 6)" in said
+    # 30 texts of woman, all agreed: the bootstrap gives that group no spread; the exact bound on its error share
+    # (1 - 0.025^(1/30) = 0.116) widens the interval, which now holds 0 where the bootstrap alone excluded it
+    gold = [g for g in gold if g["group"] == "man"][:40] + [{"id": f"w{i}", "label": 0, "group": "woman"} for i in range(30)]
+    predicted = {g["id"]: (-1 if g["id"] in ("m0", "m1", "m2", "m3") else 0) for g in gold}
+    wide = check_labels(gold, predicted).instrument["man - woman"]["negative"]
+    assert wide["difference"] == pytest.approx(0.1) and wide["low"] < 0 < wide["high"]
+    assert wide["high"] - wide["low"] > 2 * (1 - 0.025 ** (1 / 30))
+
+
+def test_regard_messages_name_the_path_once_and_say_what_is_wrong(tmp_path) -> None:  # noqa: ANN001
+    """Review findings: the path printed twice, an empty gold file worded as 'only 0 of 0', --cv not named."""
+    comp = _write(tmp_path / "comp.jsonl", [{"group": "man", "text": "The man was here."}])
+    for args in (
+        ["label", "--input", str(comp), "-o", str(tmp_path / "l.jsonl")],
+        ["check", "--gold", str(comp), "--predicted", str(comp)],
+    ):
+        done = runner.invoke(app, ["regard", *args])
+        said = " ".join(done.output.split())
+        assert done.exit_code == 2 and said.startswith(f'error: {comp}:1: each record needs an "id"'), said
+        assert said.count(str(comp)) == 1
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    for extra in (["--predicted", str(empty)], ["--regard", "builtin:tfidf"]):
+        done = runner.invoke(app, ["regard", "check", "--gold", str(empty), *extra])
+        said = " ".join(done.output.split())
+        assert done.exit_code == 2 and said == f"error: {empty}: the gold file holds no label", said
+    with pytest.raises(InputError, match="the gold file holds no label"):
+        check_labels([{"id": "1", "text": "t"}], {"1": 0})
+
+
+def test_regard_train_names_cv_when_the_folds_outnumber_a_label(tmp_path) -> None:  # noqa: ANN001
+    data = tmp_path / "train.tsv"
+    data.write_text("".join(f"{label}\tXYZ text {i} {label}\n" for label in (-1, 0, 1) for i in range(4)))
+    done = runner.invoke(app, ["regard", "train", "--data", str(data), "--cv", "10", "-o", str(tmp_path / "m")])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "need at least 10 examples of each of at least two labels for 10-fold" in said
+    assert "(--cv 10; found {-1: 4, 0: 4, 1: 4}): give fewer folds" in said
+
+
+def test_regard_label_interrupted_says_nothing_was_written(tmp_path, monkeypatch) -> None:  # noqa: ANN001
+    import fairtalk
+
+    def stopped(self, texts):  # noqa: ANN001, ANN202
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fairtalk.Regard, "labels", stopped)
+    texts = _write(tmp_path / "texts.jsonl", [{"id": 1, "text": "The man was here."}])
+    out = tmp_path / "labels.jsonl"
+    done = runner.invoke(app, ["regard", "label", "--input", str(texts), "-o", str(out), "--regard", "builtin:tfidf"])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 130 and f"interrupted; nothing was written to {out}" in said and not out.exists()

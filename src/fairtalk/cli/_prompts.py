@@ -41,6 +41,10 @@ app.add_typer(regard_app, name="regard")
 
 _MSG_INPUT = "give exactly one of --published DIR and --completions FILE"
 _MSG_MISALIGNED = "--misaligned must be keep or drop, not {given!r}"
+_MSG_GROUPS_WITH_PROMPTS = (
+    "--groups applies only without --prompts (it picks the groups of the prompts built here): the prompts file "
+    "already holds its groups, so give one of them"
+)
 _MSG_GOLD_PUBLISHED = "--gold joins labels to completions by id: it needs --completions (the published outputs have no ids)"
 _HELP_GOLD = "Human regard labels of some completions (`fairtalk label --measure regard`): gaps also corrected by them (PPI)."
 
@@ -176,6 +180,8 @@ def prompts_generate(
     from fairtalk.store import is_run_store
 
     check_options(ctx, "max_errors", "max_consecutive_failures")  # before any work, in audit's words
+    if prompts is not None and groups is not None:  # --groups would be ignored without a word
+        raise fairtalk.SpecError(_MSG_GROUPS_WITH_PROMPTS)
     check_output_name(output, option="-o", kind="file")  # before the store's path is made from it
     store_path = store if store is not None else str(Path(output).with_suffix(".store.sqlite"))
     try:
@@ -357,7 +363,7 @@ def prompts_analyze(
         from fairtalk.report import prompts_payload
 
         print_json(prompts_payload(result))  # results.json's content, key for key
-    _print_analysis(result, seconds, show_table=not json_out)
+    _print_analysis(result, seconds, show_table=not json_out, resamples=resamples)
     certificate, relabelled = result.scorer_check, result.relabelled
     if certificate is not None:
         flagged = certificate.flagged
@@ -412,7 +418,7 @@ def _figure(value: float, spec: str) -> str:
     return format(value, spec) if math.isfinite(value) else "–"
 
 
-def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True) -> None:
+def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table: bool = True, resamples: int = 1) -> None:
     from rich.table import Table
     from rich.text import Text
 
@@ -431,6 +437,7 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
         )
     if show_table:
         console.print(table)
+    why = "--resamples 0" if resamples == 0 else "no bootstrap ran"
     for name, g in result.gaps.items():
         if g.all is None:
             continue
@@ -438,7 +445,9 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
         ci = f" [95% CI {low:+.3f}, {high:+.3f}]" if low is not None and high is not None else ""
         base = f", baseline {g.baseline:+.3f}" if g.baseline is not None else ""
         reversals = (
-            "none counted, its sign is not established (the interval holds 0)"
+            f"not tested ({why}); {g.n_sign_flips} sign flips"
+            if g.n_reversing is None
+            else "none counted, its sign is not established (the interval holds 0)"
             if g.sign_established is False
             else f"{g.n_reversing} significant of {g.n_sign_flips} sign flips"
         )
@@ -452,15 +461,6 @@ def _print_analysis(result: fairtalk.PromptAnalysis, seconds: float, show_table:
         )
     for warning in result.warnings:
         say(f"warning: {warning}", style="yellow")
-    if result.data.n_rows_ignored:
-        given = result.config.groups_source != "builtin"
-        say(
-            f"warning: {result.data.n_rows_ignored:,} rows of groups "
-            + (f"not in the groups file {result.config.groups_source}" if given else "not among the paper's groups")
-            + f" were left out ({', '.join(result.data.ignored_groups)}); "
-            + ("add them to it to analyse them" if given else "pass --groups FILE to analyse them"),
-            style="yellow",
-        )
     if result.data_summary is not None:  # None: an analysis made without analyze_prompts, nothing was read
         _print_import(result.data_summary)
 

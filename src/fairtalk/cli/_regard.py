@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import check_output_file, console, info, say
+from fairtalk.cli._app import check_output_file, console, info, say, until_written, when_interrupted
 from fairtalk.cli._choices import was_given
 from fairtalk.cli._prompts import regard_app
 
@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # the public names, for annotations only
     from fairtalk.prompts import RegardCheck
 
 _MSG_NO_TEXTS = "no texts to label (the file holds no record)"
+_MSG_NO_GOLD = "the gold file holds no label"
+_NOTE_NOTHING_WRITTEN = "nothing was written to {output}: re-run the same command to label again"
 _MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
 _SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faster, less accurate), path:DIR (from `fairtalk regard train`) or hf:MODEL."
 
@@ -37,11 +39,13 @@ def regard_label(
 
     # before any work: '-', '~', an input, a device, the user's file, a folder or an unwritable place
     check_output_file(output, what="labels file", ours=is_labels_file, inputs={"--input": input_file})
+    until_written(_NOTE_NOTHING_WRITTEN.format(output=output), keep=[output])  # Ctrl-C says so, as generate and analyze do
     records = read_labels(input_file, need_text=True)
     if not records:
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
     write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output, scorer=regard)
+    when_interrupted(f"writing {output}", keep=[output])
     counts = {
         name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
     }
@@ -73,6 +77,8 @@ def regard_check(
     if output is not None:
         check_output_file(output, what="regard check", ours=is_regard_check, inputs={"--gold": gold, "--predicted": predicted})
     records = read_labels(gold, need_text=predicted is None)
+    if not any("label" in r for r in records):  # before any scoring: nothing to check against
+        raise fairtalk.InputError(_MSG_NO_GOLD, path=gold)
     if predicted is not None:
         guesses, n_unmatched, n_extra = match_predicted(records, read_labels(predicted))
         source = predicted
@@ -92,12 +98,18 @@ def regard_check(
     _print_check(result, source)
 
 
+def _pair_groups(result: RegardCheck, pair: str) -> list[str]:
+    """The two groups of a gap's name ``"a - b"`` (group names may hold " - " themselves: matched against the rates)."""
+    return next(([a, b] for a in result.rates for b in result.rates if f"{a} - {b}" == pair), [])
+
+
 def _print_check(result: RegardCheck, source: str) -> None:
     from rich.table import Table
 
     say(
         f"{source} against the gold labels ({result.n:,} texts): agreement {result.agreement:.3f}, "
-        f"macro-F1 {result.macro_f1:.3f}; F1 " + ", ".join(f"{k} {v:.2f}" for k, v in result.f1.items())
+        f"macro-F1 {result.macro_f1:.3f}; F1 "
+        + ", ".join(f"{k} {'n/a' if v is None else f'{v:.2f}'}" for k, v in result.f1.items())
     )
     names = ("negative", "neutral", "positive", "other")
     table = Table(title="confusion (rows gold, columns predicted)")
@@ -112,11 +124,16 @@ def _print_check(result: RegardCheck, source: str) -> None:
             f"gap {pair}: negative {100 * gap['gold']['negative']:+.1f} pts gold vs {100 * gap['predicted']['negative']:+.1f} "
             f"predicted; positive {100 * gap['gold']['positive']:+.1f} vs {100 * gap['predicted']['positive']:+.1f}"
         )
-        added = result.instrument.get(pair, {})
+        if result.too_small(pair):
+            sizes = ", ".join(f"{g} {int(result.rates[g]['n']['n']):,}" for g in _pair_groups(result, pair))
+            say(
+                f"  too few texts to tell what the scorer adds to this gap (a group has fewer than "
+                f"{result.min_group_texts}: {sizes})"
+            )
+            continue
         flagged = [
             f"{name} {100 * v['difference']:+.1f} pts [{100 * v['low']:+.1f}, {100 * v['high']:+.1f}]"
-            for name, v in added.items()
-            if v["low"] > 0 or v["high"] < 0
+            for name, v in result.scorer_adds(pair).items()
         ]
         if flagged:
             say("  the scorer itself adds to this gap (95% CI excludes 0): " + "; ".join(flagged))

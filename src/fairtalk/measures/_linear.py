@@ -20,6 +20,10 @@ __all__ = ["LABEL_NAMES", "LABEL_VALUES", "LinearClassifier", "TrainReport", "ch
 LABEL_VALUES: tuple[int, ...] = (-1, 0, 1, 2)
 LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
 _MSG_FEW = "need at least {n} examples of each of at least two labels to train (found {counts})"
+_MSG_FEW_FOLDS = (
+    "need at least {n} examples of each of at least two labels for {n}-fold cross-validation (--cv {n}; found "
+    "{counts}): give fewer folds"
+)
 
 
 @dataclass(frozen=True)
@@ -65,11 +69,17 @@ class LinearClassifier:
         return labels
 
 
-def check_trainable(labels: list[int], cv: int) -> Counter[int]:
-    """The label counts; InputError unless at least two labels have ``cv`` examples each."""
+def check_trainable(labels: list[int], cv: int, *, cross_validated: bool = True) -> Counter[int]:
+    """The label counts; InputError unless at least two labels have ``cv`` examples each.
+
+    ``cross_validated``: whether ``cv`` is the number of folds (the message then names it), or
+    only the fewest examples of a label to train on.
+    """
     counts = Counter(labels)
     if len(counts) < 2 or min(counts.values()) < cv:
-        raise InputError(_MSG_FEW.format(n=cv, counts=dict(sorted(counts.items()))))
+        few = dict(sorted(counts.items()))
+        folds = cross_validated and len(counts) >= 2
+        raise InputError((_MSG_FEW_FOLDS if folds else _MSG_FEW).format(n=cv, counts=few))
     return counts
 
 

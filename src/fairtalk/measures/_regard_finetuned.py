@@ -275,7 +275,7 @@ def train_and_validate(
     """
     from fairtalk.progress import ProgressReporter
 
-    counts = check_trainable(labels, cv or 2)
+    counts = check_trainable(labels, cv or 2, cross_validated=bool(cv))
     reporter = ProgressReporter(progress)
     y = np.asarray(labels)
     if cv:

@@ -79,7 +79,7 @@ def read_labelled(path: str | os.PathLike[str]) -> tuple[list[str], list[int]]:
     """Read ``label<TAB>text`` lines (blank lines skipped); InputError with path:line otherwise."""
     path = Path(path)
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM is no part of the first line
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read labelled data: {exc}", path=str(path)) from exc
     texts, labels = [], []

@@ -66,7 +66,7 @@ def parse_fixed_prompt(
 
 def _lines(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        return path.read_text(encoding="utf-8-sig").splitlines()  # a BOM is no part of the first line
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read: {exc}", path=str(path)) from exc
 

@@ -29,6 +29,25 @@ __all__ = ["analyze"]
 
 _MSG_COLUMNS = "the completions lack the columns: {missing}"
 _INFERENCE_METHOD = "template × seed pigeonhole bootstrap; reversals by Holm over structures"
+#: The method where no bootstrap ran: nothing is named that did not run.
+_MSG_IGNORED = "{n:,} row{s} of groups {where} were left out ({names}); {fix}"
+_NO_INFERENCE = "none: no bootstrap ran ({why}), so no intervals, no tests and no reversal tests"
+
+
+def _ignored_warning(n_ignored: int, ignored: list[str], source: str) -> list[str]:
+    """The warning that rows of groups outside the analysis were left out (none when none were)."""
+    if not n_ignored:
+        return []
+    given = source != "builtin"
+    return [
+        _MSG_IGNORED.format(
+            n=n_ignored,
+            s="" if n_ignored == 1 else "s",
+            where=f"not in the groups file {source}" if given else "not among the paper's groups",
+            names=", ".join(ignored[:20]) + (f", … ({len(ignored)} groups)" if len(ignored) > 20 else ""),
+            fix="add them to it to analyse them" if given else "pass --groups FILE to analyse them",
+        )
+    ]
 
 
 def analyze(
@@ -107,6 +126,7 @@ def analyze(
     gaps = tables.gaps(rows, pairs, regard, baseline_regard, cells.means, boot, o.alpha, o.n_best)
     kl, baseline_kl = tables.kl_table(probs, names, o.smoothing), tables.kl_table(base_probs, names, o.smoothing)
     found_notes = [
+        *_ignored_warning(rows.n_ignored, rows.ignored_groups, groups.source),
         *tables.unsigned_gap_warnings(gaps.gaps),
         *(
             note
@@ -164,7 +184,12 @@ def analyze(
         best_by_group=cells.best_by_group,
         worst_by_group=cells.worst_by_group,
         inference=InferenceSettings(
-            n_resamples=boot.n_resamples, resampled=tuple(boot.resampled), alpha=o.alpha, method=_INFERENCE_METHOD
+            n_resamples=boot.n_resamples,
+            resampled=tuple(boot.resampled),
+            alpha=o.alpha,
+            method=_INFERENCE_METHOD
+            if boot.n_resamples
+            else _NO_INFERENCE.format(why="n_resamples 0" if o.n_resamples == 0 else "see the warnings"),
         ),
         warnings=(*coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures), *found_notes),
     )

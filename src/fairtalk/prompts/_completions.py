@@ -69,6 +69,7 @@ _REQUIRED = ("group", "template", "structure", "seed", "text")
 #: Texts labelled at a time by :func:`label_completions` (one progress step each).
 LABEL_BLOCK = 512
 _MSG_FIELD = "missing field {field!r}"
+_MSG_FIELD_TYPE = "field {field!r} must be a string, got {value!r}"
 _MSG_SEED = "seed must be an integer, got {value!r}"
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {value!r}"
 _MSG_ALL_BAD = (
@@ -76,6 +77,10 @@ _MSG_ALL_BAD = (
     "(a chat model restates a prefix; generate in completion mode)"
 )
 _MSG_EMPTY = "no completions in the file"
+_MSG_ALL_FAILED = (
+    'all {n_failed:,} completions failed (the first with {kind}): nothing to label; see each record\'s "error", '
+    "and generate them again"
+)
 _MSG_TEXT = "text must be a string (the prompt and its completion), got {value!r}"
 _MSG_NO_TEXT = (
     'every completion has no text ({n_null:,} null, {n_blank:,} empty "text"{failed}): nothing to label '
@@ -202,8 +207,10 @@ def read_prompts(path: str | os.PathLike[str]) -> tuple[Prompt, ...]:
         if "completion" in record:
             raise InputError(_MSG_COMPLETIONS_AS_PROMPTS, path=str(source), line=number)
         for name in ("group", "template", "structure", "text"):
-            if not isinstance(record.get(name), str):
+            if name not in record:
                 raise InputError(_MSG_FIELD.format(field=name), path=str(source), line=number)
+            if not isinstance(record[name], str):  # present, of another type (null, a number): said so
+                raise InputError(_MSG_FIELD_TYPE.format(field=name, value=record[name]), path=str(source), line=number)
         key = (record["group"], record["template"], record["structure"])
         earlier = first.setdefault(key, (number, record["text"]))
         if earlier[1] != record["text"]:
@@ -449,6 +456,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     rows: list[dict[str, Any]] = []
     summary = {"n_records": 0, "n_failed": 0, "n_unlabelled": 0, "n_empty": 0, "n_echo": 0, "n_no_text": 0, "n_duplicate": 0}
     n_null = 0
+    first_error: str | None = None  # the kind of the first failed record's error ("ResponderError")
     ids: set[str] = set()
     seen: dict[tuple[str, ...], tuple[int, Mapping[str, Any]]] = {}
     failed_by_group: Counter[str] = Counter()  # by the failed record's group ("" where it names none)
@@ -464,6 +472,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         if failed:
             summary["n_failed"] += 1
             failed_by_group[str(record.get("group") or "")] += 1
+            first_error = first_error or _error_kind(record["error"])
             continue
         seed, label, text = _checked_fields(record, number, path)
         if text is None or not text.strip():  # nothing to label: counted, never the string "None"
@@ -478,7 +487,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
             summary["n_unlabelled"] += 1
         rows.append(_frame_row(record, seed, label, text, rid))
     if not rows:
-        _raise_nothing_to_label(summary, n_null, path)
+        _raise_nothing_to_label(summary, n_null, path, first_error)
     frame = pd.DataFrame(rows, columns=[*COLUMNS, "id"])
     frame["label"] = frame["label"].astype(np.int8)
     data_summary = DataSummary(
@@ -571,8 +580,16 @@ def _frame_row(record: Mapping[str, Any], seed: int, label: int | None, text: st
     }
 
 
-def _raise_nothing_to_label(summary: Mapping[str, int], n_null: int, path: Path) -> NoReturn:
-    """Raise the InputError that says why no completion was left to label: no text, all bad, or none at all."""
+def _error_kind(error: object) -> str:
+    """The kind of a failed record's ``error`` (``"ResponderError: ... raised"`` -> ``ResponderError``)."""
+    kind = str(error).split(":", 1)[0].strip()
+    return kind if kind and " " not in kind else "an error"
+
+
+def _raise_nothing_to_label(summary: Mapping[str, int], n_null: int, path: Path, first_error: str | None) -> NoReturn:
+    """Raise the InputError that says why no completion was left to label: all failed, no text, all bad, or none at all."""
+    if summary["n_failed"] and summary["n_failed"] == summary["n_records"] - summary["n_duplicate"]:
+        raise InputError(_MSG_ALL_FAILED.format(n_failed=summary["n_failed"], kind=first_error), path=str(path))
     if summary["n_no_text"] and not (summary["n_empty"] or summary["n_echo"]):
         failed = f", {summary['n_failed']:,} failed" if summary["n_failed"] else ""
         n_blank = summary["n_no_text"] - n_null

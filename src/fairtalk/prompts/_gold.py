@@ -584,6 +584,8 @@ def _shorten(text: str, limit: int = 80) -> str:
 def check_texts(frame: pd.DataFrame, texts: Sequence[tuple[str, str]], source: str | None = None) -> None:
     """Refuse labels whose stored text is not the text of the analysed completion they join to (ids the frame lacks aside).
 
+    Texts are compared with surrounding whitespace stripped, as :func:`~fairtalk.prompts.match_predicted` compares them.
+
     Raises
     ------
     InputError
@@ -592,7 +594,8 @@ def check_texts(frame: pd.DataFrame, texts: Sequence[tuple[str, str]], source: s
     if not texts or "text" not in frame.columns:
         return
     completion = dict(zip(frame["id"].astype(str), frame["text"]))
-    other = [(rid, text) for rid, text in texts if rid in completion and completion[rid] != text]
+    # texts compared stripped, as `regard check` compares them: surrounding whitespace is no other text
+    other = [(rid, text) for rid, text in texts if rid in completion and str(completion[rid]).strip() != str(text).strip()]
     if other:
         rid, text = other[0]
         raise InputError(

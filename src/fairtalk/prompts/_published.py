@@ -95,7 +95,7 @@ def _read_lines(path: Path) -> list[str]:
     except OSError as exc:
         raise InputError(f"cannot read: {exc}", path=str(path)) from exc
     try:
-        return raw.decode("utf-8").splitlines()
+        return raw.decode("utf-8-sig").splitlines()  # a BOM is no part of the first line
     except UnicodeDecodeError as exc:
         gzipped = gzip_error(raw, str(path), kind="plain text lines")
         if gzipped is not None:

@@ -49,7 +49,8 @@ class Gap(Codec):
     ``largest``/``smallest`` are the structures with the largest and smallest gaps;
     ``n_reversing`` counts structures that reverse the gap significantly, ``n_sign_flips`` all that flip its sign.
     ``sign_established`` is whether ``ci95`` excludes 0 (None without an interval): where it holds 0 the gap's
-    sign is not established, so no structure is counted as reversing it (both counts 0).
+    sign is not established, so no structure is counted as reversing it (both counts 0). ``n_reversing`` is None
+    where no bootstrap ran (``n_resamples`` 0, or none possible): the reversals were not tested.
     """
 
     a: str
@@ -61,7 +62,7 @@ class Gap(Codec):
     p: float | None
     largest: tuple[str, ...]
     smallest: tuple[str, ...]
-    n_reversing: int
+    n_reversing: int | None
     n_sign_flips: int
     sign_established: bool | None = None
 

@@ -44,12 +44,17 @@ _LABELS_KEYS = frozenset(("id", "label", "annotator"))
 #: It tells fairtalk's own labels from a person's ``{"id", "label"}`` file, which :func:`is_labels_file` never claims.
 MACHINE_ANNOTATOR = "fairtalk"
 _VALUES = {"negative": -1, "neutral": 0, "positive": 1, "other": 2, -1: -1, 0: 0, 1: 1, 2: 2}
-_MSG_LABEL = "{path}:{line}: label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
-_MSG_ID = '{path}:{line}: each record needs an "id" (a string or an integer)'
-_MSG_DUPLICATE = "{path}:{line}: id {id!r} appears twice"
+_MSG_LABEL = "label must be one of negative, neutral, positive, other (or -1, 0, 1, 2), got {value!r}"
+_MSG_ID = 'each record needs an "id" (a string or an integer)'
+_MSG_DUPLICATE = "id {id!r} appears twice"
+_MSG_NEED_TEXT = 'each record needs a "text" string'
+_MSG_NO_GOLD = "the gold file holds no label"
 _MSG_NO_OVERLAP = "no id is in both the gold and the predicted labels"
 #: The least share of the gold labels that predictions must join by id before a check is made of them.
 MIN_MATCHED_SHARE = 0.5
+#: The fewest texts a group needs for :attr:`RegardCheck.instrument` to give an interval of the scorer's own share of
+#: a gap it is in; below it ``low`` and ``high`` are None ("too few texts to tell"), never an interval.
+MIN_GROUP_TEXTS = 30
 _MSG_FEW_MATCHED = (
     "only {n_matched} of {n_gold} gold labels have a prediction with the same id ({n_predicted} predictions given): "
     "the predictions are not of the gold texts; label the gold file's texts (fairtalk regard label --input GOLD) "
@@ -79,22 +84,22 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
     for line, record in read_objects(path):
         rid = record.get("id")
         if not isinstance(rid, (str, int)) or isinstance(rid, bool):
-            raise InputError(_MSG_ID.format(path=path, line=line), path=str(path))
+            raise InputError(_MSG_ID, path=str(path), line=line)
         key = str(rid)
         if key in seen:
-            raise InputError(_MSG_DUPLICATE.format(path=path, line=line, id=key), path=str(path))
+            raise InputError(_MSG_DUPLICATE.format(id=key), path=str(path), line=line)
         seen.add(key)
         entry: dict[str, Any] = {"id": key, "group": record.get("group")}
         if "label" in record:
             value = label_value(record["label"])
             if value is None:
-                raise InputError(_MSG_LABEL.format(path=path, line=line, value=record["label"]), path=str(path))
+                raise InputError(_MSG_LABEL.format(value=record["label"]), path=str(path), line=line)
             entry["label"] = value
         elif not need_text:
-            raise InputError(_MSG_LABEL.format(path=path, line=line, value=None), path=str(path))
+            raise InputError(_MSG_LABEL.format(value=None), path=str(path), line=line)
         text = record.get("text")
         if need_text and not isinstance(text, str):
-            raise InputError(f'{path}:{line}: each record needs a "text" string', path=str(path))
+            raise InputError(_MSG_NEED_TEXT, path=str(path), line=line)
         if isinstance(text, str):  # kept where given: a check of predictions matches the texts of the ids it joins
             entry["text"] = text
         out.append(entry)
@@ -110,10 +115,12 @@ def match_predicted(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mappi
     Raises
     ------
     InputError
-        Fewer than :data:`MIN_MATCHED_SHARE` of the gold labels joined, or a joined id whose texts differ.
+        No gold label, fewer than :data:`MIN_MATCHED_SHARE` of the gold labels joined, or a joined id whose texts differ.
     """
     guesses = {str(r["id"]): int(r["label"]) for r in predicted}
     labelled = [g for g in gold if "label" in g]
+    if not labelled:
+        raise InputError(_MSG_NO_GOLD)
     joined = [g for g in labelled if g["id"] in guesses]
     if len(joined) < MIN_MATCHED_SHARE * len(labelled) or not joined:
         raise InputError(_MSG_FEW_MATCHED.format(n_matched=len(joined), n_gold=len(labelled), n_predicted=len(guesses)))
@@ -132,20 +139,30 @@ class RegardCheck(Codec):
     ``to_dict()`` adds ``labels`` (:data:`LABEL_NAMES`) before ``confusion``, whose rows are gold labels and
     columns predicted, in that order.
 
+    ``f1`` is None for a label neither the gold nor the predicted labels use, and ``macro_f1`` the
+    mean over the other labels (a label nobody used is no failure of the scorer).
+
     ``instrument`` is, per gap and label, how much of the scorer's gap the scorer itself adds:
     ``difference`` = predicted gap - gold gap, with a 95% bootstrap interval (``low``, ``high``;
     texts resampled within each group, gold and predicted label kept together). An interval that
-    excludes 0 means the scorer's own error differs by group.
+    excludes 0 means the scorer's own error differs by group (:meth:`scorer_adds`). The rule for
+    small groups: with fewer than :data:`MIN_GROUP_TEXTS` texts in either group, ``low`` and
+    ``high`` are None (too few texts to tell); and a group whose error on a label does not vary
+    (no disagreement there) widens the interval by the exact (Clopper-Pearson) 97.5% bound on its
+    error share, ``1 - 0.025^(1/n)``, where a bootstrap would give it no spread.
     """
 
     n: int
     agreement: float
     macro_f1: float
-    f1: dict[str, float]
+    f1: dict[str, float | None]
     confusion: list[list[int]]
     rates: dict[str, dict[str, dict[str, float]]]
     gaps: dict[str, dict[str, dict[str, float]]]
-    instrument: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
+    instrument: dict[str, dict[str, dict[str, float | None]]] = field(default_factory=dict)
+
+    #: :data:`MIN_GROUP_TEXTS`: the fewest texts of each group for an interval of what the scorer adds to a gap.
+    min_group_texts: ClassVar[int] = MIN_GROUP_TEXTS
 
     _codec_keys: ClassVar[tuple[str, ...]] = (
         "n",
@@ -164,6 +181,19 @@ class RegardCheck(Codec):
         """The labels in the order of ``f1``, and of the rows and columns of ``confusion``."""
         return LABEL_NAMES
 
+    def too_small(self, pair: str) -> bool:
+        """Whether a group of ``pair`` has fewer than :data:`MIN_GROUP_TEXTS` texts: no interval of what the scorer adds."""
+        return any(v["low"] is None or v["high"] is None for v in self.instrument.get(pair, {}).values())
+
+    def scorer_adds(self, pair: str) -> dict[str, dict[str, float]]:
+        """The labels whose ``instrument`` interval for ``pair`` excludes 0: the scorer's own error differs by group there."""
+        out: dict[str, dict[str, float]] = {}
+        for name, value in self.instrument.get(pair, {}).items():
+            low, high, difference = value["low"], value["high"], value["difference"]
+            if low is not None and high is not None and difference is not None and (low > 0 or high < 0):
+                out[name] = {"difference": difference, "low": low, "high": high}
+        return out
+
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write ``to_dict()`` as JSON after its ``schema_version``, atomically."""
         import json
@@ -181,18 +211,32 @@ def _rates(labels: np.ndarray) -> dict[str, float]:
     }
 
 
+def _exact_bound(n: int) -> float:
+    """The exact (Clopper-Pearson) 97.5% upper bound on a share of which 0 of ``n`` were seen: ``1 - 0.025^(1/n)``."""
+    return float(1.0 - 0.025 ** (1.0 / n))
+
+
 def _instrument_gap(
     truth: np.ndarray, guess: np.ndarray, in_a: np.ndarray, in_b: np.ndarray, *, n_boot: int, seed: int
-) -> dict[str, dict[str, float]]:
-    """Per label: (predicted gap - gold gap) of groups a and b, with a 95% bootstrap interval."""
+) -> dict[str, dict[str, float | None]]:
+    """Per label: (predicted gap - gold gap) of groups a and b, with a 95% interval (None below :data:`MIN_GROUP_TEXTS`).
+
+    The interval is the percentile bootstrap's, texts resampled within each group, widened on each
+    side by :func:`_exact_bound` of a group whose error on the label does not vary (no disagreement
+    there: the bootstrap alone would give that group no spread at all).
+    """
     rng = np.random.default_rng(seed)
     # error[i, k] = 1{guess == k} - 1{truth == k}: a group's mean is its predicted minus gold rate of label k
     error = np.stack([(guess == v).astype(float) - (truth == v).astype(float) for v in (-1, 0, 1, 2)], axis=1)
     ea, eb = error[in_a], error[in_b]
+    point = ea.mean(axis=0) - eb.mean(axis=0)
+    if min(len(ea), len(eb)) < MIN_GROUP_TEXTS:
+        return {name: {"difference": float(point[k]), "low": None, "high": None} for k, name in enumerate(LABEL_NAMES)}
     boot_a = ea[rng.integers(0, len(ea), size=(n_boot, len(ea)))].mean(axis=1)
     boot_b = eb[rng.integers(0, len(eb), size=(n_boot, len(eb)))].mean(axis=1)
     low, high = np.percentile(boot_a - boot_b, [2.5, 97.5], axis=0)
-    point = ea.mean(axis=0) - eb.mean(axis=0)
+    widen = sum(np.where(np.ptp(e, axis=0) == 0, _exact_bound(len(e)), 0.0) for e in (ea, eb))
+    low, high = np.maximum(low - widen, -2.0), np.minimum(high + widen, 2.0)
     return {
         name: {"difference": float(point[k]), "low": float(low[k]), "high": float(high[k])} for k, name in enumerate(LABEL_NAMES)
     }
@@ -213,6 +257,8 @@ def check_labels(
     """
     from sklearn.metrics import confusion_matrix, f1_score
 
+    if not any("label" in g for g in gold):
+        raise InputError(_MSG_NO_GOLD)
     rows = [g for g in gold if g["id"] in predicted and "label" in g]
     if not rows:
         raise InputError(_MSG_NO_OVERLAP)
@@ -220,13 +266,16 @@ def check_labels(
     guess = np.array([predicted[g["id"]] for g in rows])
     values = [-1, 0, 1, 2]
     per_label = f1_score(truth, guess, labels=values, average=None, zero_division=0)
+    # a label neither file uses has no F1 (n/a), and is left out of the macro average
+    used = [bool(np.any(truth == v) or np.any(guess == v)) for v in values]
+    f1: dict[str, float | None] = {name: float(v) if u else None for name, v, u in zip(LABEL_NAMES, per_label, used)}
     groups = sorted({str(g["group"]) for g in rows if g.get("group") is not None})
     rates: dict[str, dict[str, dict[str, float]]] = {}
     for group in groups:
         mask = np.array([str(g.get("group")) == group for g in rows])
         rates[group] = {"gold": _rates(truth[mask]), "predicted": _rates(guess[mask]), "n": {"n": float(mask.sum())}}
     gaps: dict[str, dict[str, dict[str, float]]] = {}
-    instrument: dict[str, dict[str, dict[str, float]]] = {}
+    instrument: dict[str, dict[str, dict[str, float | None]]] = {}
     member = np.array([str(g.get("group")) for g in rows])
     for a, b in pairs if pairs is not None else list(combinations(groups, 2)):
         if a in rates and b in rates:
@@ -238,8 +287,8 @@ def check_labels(
     return RegardCheck(
         n=len(rows),
         agreement=float(np.mean(truth == guess)),
-        macro_f1=float(f1_score(truth, guess, labels=values, average="macro", zero_division=0)),
-        f1=dict(zip(LABEL_NAMES, map(float, per_label))),
+        macro_f1=float(np.mean([v for v in f1.values() if v is not None])),
+        f1=f1,
         confusion=confusion_matrix(truth, guess, labels=values).tolist(),
         rates=rates,
         gaps=gaps,

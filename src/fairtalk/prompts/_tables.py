@@ -306,7 +306,7 @@ def gaps(
             p=p_gap,
             largest=tuple(structures[i] for i in order[:n_best]),
             smallest=tuple(structures[i] for i in reversed(order[-n_best:])) if order else (),
-            n_reversing=len(reversing[pair.name]),
+            n_reversing=len(reversing[pair.name]) if boot.n_resamples else None,  # None: not tested
             n_sign_flips=len(flips),
             sign_established=established,
         )

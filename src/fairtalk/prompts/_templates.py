@@ -166,7 +166,7 @@ def _read_group_lines(path: Path) -> list[str]:
     """The groups file's lines, decoded as UTF-8 (InputError when it cannot be read)."""
     try:
         with open_input(path, what="groups file") as handle:  # a pipe or a device is refused, never read
-            return handle.read().decode("utf-8").splitlines()
+            return handle.read().decode("utf-8-sig").splitlines()  # a BOM is no part of the first group
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot read groups file: {exc}", path=str(path)) from exc
 
