@@ -124,6 +124,8 @@ def test_score_with_labels_showing_a_gap_fails_the_gate_in_the_exit_code_json_ju
     assert done.exit_code == 1, done.output
     said = "the labels show a difference the scorer missed on gender/offense_rate (labelled gap +100.00 pp"
     assert said in " ".join(done.output.split())
+    assert "no difference detected by the scorer on any axis" in " ".join(done.output.split())
+    assert "no difference detected on any axis" not in " ".join(done.output.split())  # no clean bill beside a failure
     report = " ".join((out / "report.md").read_text(encoding="utf-8").replace("\\_", "_").split())
     assert said in report and "offense_rate: FAILED — the labels show a difference the scorer missed (labelled" in report
     assert "the labels show a difference the scorer missed (labelled gap +100.00 pp" in junit.read_text(encoding="utf-8")
