@@ -24,7 +24,6 @@ HEAVY = {
     "fairtalk.gold._agreement": "Krippendorff's alpha on sampled labels",
     "fairtalk.measures._offense": "the profanity classifier",
     "fairtalk.debias._wer": "a word-embedding model",
-    "fairtalk.compare._prompts": "two prompt analyses",
 }
 
 

@@ -249,7 +249,7 @@ def test_sequential_p_values_are_never_below_the_fixed_sample_ones(tmp_path: Pat
         ({"until_decided": True, "max_pairs": 10, "n_pairs": None}, "needs n_pairs"),
         ({"max_pairs": 100}, "max_pairs applies only with until_decided"),
         ({"looks": 3}, "looks applies only with until_decided"),
-        ({"until_decided": True, "max_pairs": 100, "looks": 1}, "looks must be an int >= 2"),
+        ({"until_decided": True, "max_pairs": 100, "looks": 1}, "looks must be a whole number ≥ 2"),
         ({"until_decided": True, "max_pairs": 100, "spending": "haybittle"}, "unknown spending"),
     ],
 )

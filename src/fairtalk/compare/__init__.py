@@ -6,8 +6,8 @@ analyses of the same prompts, ``_inputs.py`` reads the two folders.
 
 from __future__ import annotations
 
-from fairtalk.compare._inputs import python_target, same_model, same_model_configs
-from fairtalk.compare._prompts import compare_prompt_analyses, is_prompt_analysis
+from fairtalk.compare._inputs import is_prompt_analysis, python_target, same_model, same_model_configs
+from fairtalk.compare._prompts import compare_prompt_analyses
 from fairtalk.compare._runs import compare_runs
 
 __all__ = [

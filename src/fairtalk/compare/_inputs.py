@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from fairtalk._jsonl import open_input
+from fairtalk._jsonl import open_input, read_json_file
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError, SpecError
@@ -39,9 +39,12 @@ __all__ = [
     "RunInput",
     "given_margins",
     "is_comparison",
+    "is_prompt_analysis",
+    "looks_like_analysis",
     "once",
     "python_target",
     "read_run",
+    "results_of",
     "same_model",
     "same_model_configs",
     "same_run",
@@ -415,6 +418,38 @@ def _score_sources(folder: Path, result: AuditResult) -> str | tuple[str, str]:
     return names[0] if len(names) == 1 else (names[0], names[1])
 
 
+#: The fields a ``prompts analyze`` results.json holds (:func:`looks_like_analysis`).
+_ANALYSIS_FIELDS = ("method", "groups", "pairs", "regard", "gaps")
+_RESULTS_FILE = "results.json"
+
+
+def results_of(path: Path) -> dict[str, Any] | None:
+    """``results.json`` of a folder as a dict, or None when there is none or it is no JSON object."""
+    try:
+        data = read_json_file(path / _RESULTS_FILE)
+    except InputError:  # missing, too large, not JSON, too deep
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def looks_like_analysis(data: Mapping[str, Any]) -> bool:
+    """Whether a ``results.json`` dict has the shape of a ``fairtalk prompts analyze`` result."""
+    return all(name in data for name in _ANALYSIS_FIELDS) and str(data["method"]).startswith("prompts")
+
+
+def is_prompt_analysis(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an output folder of ``fairtalk prompts analyze -o`` (by its ``results.json``'s shape).
+
+    Examples
+    --------
+    >>> is_prompt_analysis("no/such/folder")
+    False
+    """
+    folder = Path(path)
+    data = results_of(folder) if folder.is_dir() else None
+    return data is not None and looks_like_analysis(data)
+
+
 def read_run(path: str | os.PathLike[str]) -> RunInput:
     """The axes of an audit's or a score's output folder, each with its result and responses.
 
@@ -425,8 +460,6 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
         ``schema_version``, a field of the wrong shape: see :func:`fairtalk.results.read_result_file`),
         or responses that are not there.
     """
-    from fairtalk.compare._prompts import is_prompt_analysis  # it imports this module
-
     folder = Path(path)
     if not folder.is_dir():
         raise InputError(_MSG_A_FILE if folder.exists() else _MSG_NO_FOLDER, path=str(folder))

@@ -24,8 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from fairtalk._jsonl import read_json_file
-from fairtalk.compare._inputs import given_margins, once
+from fairtalk.compare._inputs import given_margins, looks_like_analysis, once, results_of
 from fairtalk.compare._runs import WARN_SAME_RUN, with_verdict
 from fairtalk.errors import InputError, SpecError
 from fairtalk.options import ALPHA_RANGE, MIN_ALPHA
@@ -33,7 +32,7 @@ from fairtalk.prompts._records import Gap
 from fairtalk.results import Change, ComparedAxis, GapChange, ModelComparison, PromptAnalysis, read_result_file
 from fairtalk.stats import DEFAULT_MARGINS, Contrast, non_inferior
 
-__all__ = ["COMPARE_PROMPTS_METHODS", "compare_prompt_analyses", "is_prompt_analysis"]
+__all__ = ["COMPARE_PROMPTS_METHODS", "compare_prompt_analyses"]
 
 RESULTS_FILE = "results.json"
 #: The result key of every group pair's row (the pair's name is its axis).
@@ -41,7 +40,6 @@ KEY = "regard"
 #: The default non-inferiority margin, in regard units (labels -1/0/1): the rate default of ``DEFAULT_MARGINS``.
 DEFAULT_MARGIN = DEFAULT_MARGINS["rate"][1]
 _TEST = "wald_independent"
-_ANALYSIS_FIELDS = ("method", "groups", "pairs", "regard", "gaps")
 _MSG_ALPHA = "alpha must be " + ALPHA_RANGE + ", got {alpha!r}"
 _MSG_NO_FOLDER = "no such folder (give the output folder of `fairtalk prompts analyze -o`)"
 _MSG_MIXED = (
@@ -85,39 +83,13 @@ COMPARE_PROMPTS_METHODS = {
 }
 
 
-def _load(path: Path) -> dict[str, Any] | None:
-    """``results.json`` of a folder as a dict, or None when there is none or it is no JSON object."""
-    try:
-        data = read_json_file(path / RESULTS_FILE)
-    except InputError:  # missing, too large, not JSON, too deep
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _looks_like_analysis(data: Mapping[str, Any]) -> bool:
-    return all(name in data for name in _ANALYSIS_FIELDS) and str(data["method"]).startswith("prompts")
-
-
-def is_prompt_analysis(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is an output folder of ``fairtalk prompts analyze -o`` (by its ``results.json``'s shape).
-
-    Examples
-    --------
-    >>> is_prompt_analysis("no/such/folder")
-    False
-    """
-    folder = Path(path)
-    data = _load(folder) if folder.is_dir() else None
-    return data is not None and _looks_like_analysis(data)
-
-
 def _read(path: str | os.PathLike[str]) -> tuple[PromptAnalysis, str, dict[str, Any]]:
     """The analysis of a folder, the sha256 of its ``results.json`` and its ``import`` entry (InputError: none, or not a prompts analysis)."""
     folder = Path(path)
     if not folder.is_dir():
         raise InputError(_MSG_NO_FOLDER, path=str(folder))
-    data = _load(folder)
-    if data is None or not _looks_like_analysis(data):
+    data = results_of(folder)
+    if data is None or not looks_like_analysis(data):
         raise InputError(_MSG_MIXED, path=str(folder))
     read_result_file(folder / RESULTS_FILE, "prompts")  # its version and the fields compare reads (parsed a second time)
     try:
