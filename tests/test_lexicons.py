@@ -61,7 +61,7 @@ def raises_at(path: Path, line: int | None, message: str) -> str:
         ("gender", "paper", 126, ("male", "female"), ("career", "family")),
         ("gender", "default", 125, ("male", "female"), ("career", "family")),
         ("race", "paper", 89, ("white", "black"), ("pleasant", "unpleasant")),
-        ("race", "default", 88, ("white", "black"), ("pleasant", "unpleasant")),
+        ("race", "default", 89, ("white", "black"), ("pleasant", "unpleasant")),
     ],
 )
 def test_builtin_counts_and_metadata(axis, variant, n_pairs, groups, attributes) -> None:
@@ -242,6 +242,8 @@ def test_race_default_is_paper_with_documented_fixes() -> None:
             a, b = b, a
         a, b = a.lower(), b.lower()
         expected.append((fixes.get(a, a), b))
+        if (a, b) == ("a lot", "dumb"):  # the quantifier "a lot of" reads "hella", not "dumb of" or "hella of"
+            expected.append(("a lot of", "hella"))
     default = pairs_of(load_lexicon("race"))
     assert default == expected
     assert ("police", "po po") in default and ("po po", "police") not in default
@@ -249,7 +251,7 @@ def test_race_default_is_paper_with_documented_fixes() -> None:
     assert ("that's it", "word") in default and ("mad", "tight") in default
     assert all(a == a.lower() and b == b.lower() for a, b in default)
     header = header_of("race.tsv")
-    for text in ("girlfiend", "Timbalands", "po po - police", "a lot - mad", "lowercased"):
+    for text in ("girlfiend", "Timbalands", "po po - police", "a lot - mad", "lowercased", "dumb of people"):
         assert text in header
 
 
@@ -640,9 +642,10 @@ def test_race_default_one_way_and_cue_entries_are_documented() -> None:
         ("cool", "ill"),
         ("good", "fly"),
         ("a lot", "dumb"),
+        ("a lot of", "hella"),
         ("i'm good", "i'm straight"),
     } <= one_way
-    assert len(one_way) == 21
+    assert len(one_way) == 22
     assert dict(lexicon.needs_cue).keys() == {"word", "peace", "i'm out", "you playing", "sick", "lit"}
     assert lexicon.keep == ("yo yo",)
     header = header_of("race.tsv")

@@ -96,6 +96,8 @@ def test_ordinary_senses_of_cued_terms_are_kept_with_the_reason(race: Swapper, t
         ("that's good", {"that's dope", "that's fly"}),
         ("it's so cool", {"it's so lit", "it's so sick", "it's so ill"}),
         ("I'm good", {"I'm straight"}),
+        ("that happens to a lot of people", {"that happens to hella people"}),  # not "dumb of people"
+        ("I like it a lot", {"I like it hella", "I like it dumb"}),
     ],
 )
 def test_standard_english_still_swaps_to_the_aae_word(race: Swapper, text: str, counterparts: set[str]) -> None:
