@@ -39,6 +39,8 @@ _CASES = [
     *(("similarity", *case) for case in (_BATCH, _FAILURES)),
     ("prompts generate", *_FAILURES),
     ("reproduce debias", *_RESAMPLES),
+    # review finding: --pairs 1 was refused as the library's keyword ("n_pairs must be a whole number ≥ 2 ...")
+    ("reproduce debias", "--pairs", "1", "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 1"),
     ("reproduce planted", *_RESAMPLES),
 ]
 

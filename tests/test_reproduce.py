@@ -282,7 +282,7 @@ def test_cli_second_run_reuses_the_cached_models_and_responses(tiny, tmp_path, m
 def test_cli_errors_exit_2(tmp_path) -> None:
     runner = CliRunner()
     result = runner.invoke(app, ["reproduce", "debias", "--pairs", "0", "-o", str(tmp_path)])
-    assert result.exit_code == 2 and "--pairs must be at least 1" in result.output
+    assert result.exit_code == 2 and "--pairs must be a whole number ≥ 2" in result.output
     result = runner.invoke(app, ["reproduce", "debias", "--axis", "no-such-axis", "-o", str(tmp_path)])
     assert result.exit_code == 2 and "error:" in result.output
 

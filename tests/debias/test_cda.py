@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from fairtalk.counterfactual import Swapper
+from fairtalk.counterfactual import Swapper, term_key
 from fairtalk.debias import ROLE_RESOLVED, augment, swap_dialogue, write_dialogues
 from fairtalk.errors import InputError, OutputError
 from fairtalk.lexicons import load_lexicon
@@ -164,3 +165,35 @@ def test_a_corpus_read_from_an_augmented_file_is_refused_unless_again(tmp_path: 
     empty = tmp_path / "empty.jsonl"
     empty.write_text("")
     assert not is_augmented_corpus(empty) and list(augment(read_corpus(empty), swapper)) == []
+
+
+def _fullwidth(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@pytest.mark.parametrize(
+    ("context", "response", "term", "written"),
+    [
+        ("that is cool", "\uff43\uff4f\uff4f\uff4c indeed", "cool", _fullwidth),  # "ｃｏｏｌ indeed"
+        ("that is cool", "\uff23\uff2f\uff2f\uff2c indeed", "cool", lambda w: _fullwidth(w.upper())),  # "ＣＯＯＬ"
+        ("that is cool", "Cool indeed", "cool", lambda w: w[0].upper() + w[1:]),
+        ("what's up", "what\u2018s up man", "what's up", lambda w: w.replace("'", "\u2018")),
+        ("what\u2019s up", "what's up man", "what's up", lambda w: w),
+    ],
+)
+def test_one_choice_a_term_across_its_forms(context: str, response: str, term: str, written: Callable[[str], str]) -> None:
+    """A fullwidth or typographic-apostrophe form is the swapper's same term: it takes the context's choice, in its own form."""
+    lexicon = load_lexicon("race")
+    tail = response.split(" ")[-1]
+    seen: set[str] = set()
+    for seed in range(12):
+        new_context, new_response, swaps = swap_dialogue(Swapper(lexicon, seed=seed), context, response)
+        chosen = term_key(swaps[0].target)
+        assert term_key(new_context).endswith(chosen)
+        assert new_response == f"{written(chosen)} {tail}", (seed, new_context)
+        assert term_key(swaps[1].target) == chosen
+        seen.add(chosen)
+    assert len(seen) > 1  # the seed still picks among the counterparts
+    result = augment([Context(str(i), context, response=response) for i in range(3)], Swapper(lexicon))
+    list(result)
+    assert dict(result.summary.top_terms) == {term: 6}

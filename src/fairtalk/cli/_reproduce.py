@@ -24,7 +24,6 @@ reproduce_app = typer.Typer(
 )
 app.add_typer(reproduce_app, name="reproduce")
 
-_MSG_PAIRS = "--pairs must be at least 1, not {given}"
 _MSG_KEPT = (
     "what was finished (the checkpoints trained to the end, the answers stored) is kept in {cache}: re-run the same "
     "command to reuse it and do the rest"
@@ -88,9 +87,7 @@ def debias(
     from fairtalk.report import comparison_rich_table
 
     started = time.perf_counter()
-    check_options(ctx, "n_resamples")  # before any training, in audit's words
-    if n_pairs is not None and n_pairs < 1:
-        raise fairtalk.SpecError(_MSG_PAIRS.format(given=n_pairs))
+    check_options(ctx, "n_resamples", "n_pairs")  # before any training, in audit's words, naming --resamples and --pairs
     check_two_groups(axis)  # its training debiases one pair of groups
     on_ray = engine_option(engine, ray_address, ray_actors)  # checked before any training
     show_log("fairtalk.training", "fairtalk.experiments._reproduce")  # the stages and epochs, unless -q

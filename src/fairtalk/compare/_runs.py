@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -336,14 +336,39 @@ def _short_responses(base: AxisInput, cand: AxisInput) -> dict[str, str]:
     return short
 
 
+def _built_measures(base: RunInput, axes: Sequence[str]) -> dict[str, tuple[Lexicon, list[Measure], dict[str, str]]]:
+    """Per axis, the baseline's lexicon, its measures rebuilt and the keys not compared (:func:`_measures`)."""
+    built = {}
+    for axis in axes:
+        lexicon = _lexicon(base.axes[axis].result)
+        built[axis] = (lexicon, *_measures(base.axes[axis].result, lexicon))
+    return built
+
+
+def _check_margin_keys(margins: Mapping[str, float], measures: Iterable[list[Measure]]) -> None:
+    """SpecError for a margin key no compared axis has; a key some axis has applies on the axes that have it."""
+    keys = list(dict.fromkeys(key for axis_measures in measures for m in axis_measures for key in m.keys))
+    for name in margins:
+        if name not in keys:
+            raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
+
+
 def _compare_axis(
-    axis: str, base: AxisInput, cand: AxisInput, *, alpha: float, correction: str, margins: Mapping[str, float], clusters: bool
+    axis: str,
+    base: AxisInput,
+    cand: AxisInput,
+    built: tuple[Lexicon, list[Measure], dict[str, str]],
+    *,
+    alpha: float,
+    correction: str,
+    margins: Mapping[str, float],
+    clusters: bool,
 ) -> tuple[ComparedAxis, list[GapChange], list[str]]:
-    """One axis both runs hold: pair, score with the baseline's measures, test each key."""
+    """One axis both runs hold: pair, score with the baseline's measures (``built``), test each key."""
     result = base.result
     if tuple(cand.result.groups) != tuple(result.groups):
         raise SpecError(_MSG_GROUPS.format(axis=axis, base=" vs ".join(result.groups), cand=" vs ".join(cand.result.groups)))
-    lexicon = _lexicon(result)
+    lexicon, measures, skipped = built
     warnings = []
     recorded = None if result.provenance.lexicon is None else result.provenance.lexicon.sha256
     if recorded and recorded != lexicon.sha256:
@@ -361,13 +386,9 @@ def _compare_axis(
     same = sum(x == y and u == v for x, y, u, v in zip(texts[0], texts[2], texts[1], texts[3]))
     all_clusters = rs_b.clusters if clusters and result.provenance.clustered is not False else None
     pair_clusters = None if all_clusters is None else [all_clusters[i] for i in ib]
-    measures, skipped = _measures(result, lexicon)
     keys = [key for m in measures for key in m.keys]
     primary, unmeasured, cand_skipped = _primary(result, cand.result, keys)
     audit_margins = baseline_margins(result)
-    for name in margins:
-        if name not in keys:
-            raise SpecError(_MSG_UNKNOWN_MARGIN.format(name=name), choices=keys, given=name)
     check_margins(margins, {key: m.kind_of(key) for m in measures for key in m.keys})
     rows = []
     for measure in measures:
@@ -436,7 +457,8 @@ def compare_runs(
         Non-inferiority margin per result key, in its units (``{"offense_rate": 0.01}``); other keys
         take the baseline audit's own margin (the one its ``results.json`` records for the key, as
         ``equivalence_margin``), else their kind's default (``fairtalk.stats.DEFAULT_MARGINS``) on
-        the baseline's scores alone. The candidate never sets its own margin.
+        the baseline's scores alone. The candidate never sets its own margin. A key applies on the
+        compared axes that have it; a key no compared axis has is refused.
     alpha : float
         Level of every test; intervals are ``1 − alpha``.
     correction : {"holm", "bh"}
@@ -483,12 +505,15 @@ def compare_runs(
         warnings.append(WARN_SAME_RUN.format(why=one_run))
     if sorted(_measure_names(cand)) != sorted(_measure_names(base)):
         warnings.append(WARN_MEASURES.format(cand=", ".join(_measure_names(cand)), base=", ".join(_measure_names(base))))
+    built = _built_measures(base, shared)
+    _check_margin_keys(checked, (measures for _, measures, _ in built.values()))
     compared, rows = [], []
     for axis in shared:
         one, keyed, said = _compare_axis(
             axis,
             base.axes[axis],
             cand.axes[axis],
+            built[axis],
             alpha=alpha,
             correction=correction,
             margins=checked,

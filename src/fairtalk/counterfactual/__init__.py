@@ -499,6 +499,16 @@ def _in_form_of(source: str, replacement: str) -> str:
     return replacement
 
 
+def term_key(term: str) -> str:
+    """A matched term as the swapper keys its choice: fullwidth folded, lowercase, ``'``, one space (for CDA)."""
+    return _normalise(_folded(term))
+
+
+def in_form_of(source: str, word: str) -> str:
+    """``word`` (ASCII, cased) written as the swapper writes a counterpart of ``source``: its apostrophe, fullwidth (for CDA)."""
+    return _in_form_of(source, word)
+
+
 def _normalise(term: str) -> str:
     """Lowercase, typographic apostrophes to ``'``, whitespace runs to one space."""
     return _WS.sub(" ", term.lower().translate(_APOSTROPHES)).strip()

@@ -9,7 +9,10 @@ Consistent choices
 ------------------
 A word with several counterparts (``cool`` -> lit / sick / ill) gets the swapper's choice at
 its first occurrence in the dialogue (context first, then response); every later occurrence of
-the same word in that dialogue reuses it, with its own case pattern (lower, Title or UPPER).
+the same word in that dialogue reuses it, with its own case pattern (lower, Title or UPPER) and
+its own characters. A word is the same as the swapper matches it (:func:`~fairtalk.counterfactual.term_key`):
+``ｃｏｏｌ`` (fullwidth) is ``cool`` and takes its choice, written fullwidth, and ``what‘s up``
+and ``what’s up`` are ``what's up``, keeping their apostrophe.
 ``her`` and ``his`` are the exception: the swapper resolves them by grammatical role
 (``her dog`` -> ``his dog`` but ``saw her`` -> ``saw him``), so each occurrence keeps its
 own, role-based choice.
@@ -41,7 +44,7 @@ from pathlib import Path
 
 from fairtalk._codec import SKIP, Codec
 from fairtalk._jsonl import first_record, parse_object, write_records
-from fairtalk.counterfactual import Swapper
+from fairtalk.counterfactual import Swapper, in_form_of, term_key
 from fairtalk.errors import FairtalkError, InputError, OutputError
 from fairtalk.files import atomic_writer, same_file
 from fairtalk.records import Context, Swap
@@ -99,8 +102,8 @@ class AugmentSummary:
 
     ``n_read`` records came in; ``n_no_response`` of them had no (or an empty) response and were
     left out, leaving ``n_in`` usable pairs; ``n_changed`` counterparts were added, so
-    ``n_out = n_in + n_changed``. ``top_terms`` holds the most swapped source words (lowercase)
-    with their counts.
+    ``n_out = n_in + n_changed``. ``top_terms`` holds the most swapped source words with their
+    counts, each word as the swapper keys it (lowercase, fullwidth forms folded, ``'``).
     """
 
     n_read: int
@@ -162,7 +165,7 @@ class Augmentation:
             if context == record.text and response == record.response:
                 continue
             counts["changed"] += 1
-            terms.update(_key(swap.source) for swap in swaps)
+            terms.update(term_key(swap.source) for swap in swaps)
             yield AugmentedDialogue(context, response, True, record.origin, swaps)
 
 
@@ -273,12 +276,12 @@ def swap_dialogue(swapper: Swapper, context: str, response: str) -> tuple[str, s
         parts: list[str] = []
         position = 0
         for swap in result.swaps:
-            key = _key(swap.source)
+            key = term_key(swap.source)
             target = swap.target
             if swap.n_choices > 1 and key not in ROLE_RESOLVED:
-                first = chosen.setdefault(key, target.lower())
-                if first != target.lower():
-                    target = _same_case(target, first)
+                first = chosen.setdefault(key, term_key(target))
+                if first != term_key(target):
+                    target = in_form_of(swap.source, _same_case(target, first))
                     swap = Swap(swap.start, swap.end, swap.source, target, swap.source_side, swap.n_choices)
             parts += (text[position : swap.start], target)
             position = swap.end
@@ -286,11 +289,6 @@ def swap_dialogue(swapper: Swapper, context: str, response: str) -> tuple[str, s
         parts.append(text[position:])
         out.append("".join(parts))
     return out[0], out[1], tuple(all_swaps)
-
-
-def _key(source: str) -> str:
-    """A matched term as a lowercase key: one space between words, straight apostrophes."""
-    return " ".join(source.lower().replace("\u2019", "'").split())
 
 
 def _same_case(model: str, word: str) -> str:
