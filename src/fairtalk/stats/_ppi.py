@@ -278,12 +278,16 @@ def _score_support(y: np.ndarray, scale: float) -> tuple[float, ...] | None:
     return tuple(float(v) for v in range(-size, size + 1))
 
 
-def _sign_flip_p(totals: np.ndarray, sizes: np.ndarray, signs: np.ndarray, mu0: float) -> float:
-    """The exact two-sided p of "the mean is ``mu0``": the share of the units' sign flips whose |sum| reaches the observed one."""
-    centred = totals - mu0 * sizes
-    observed = abs(float(centred.sum()))
-    flipped = np.abs(signs @ centred)
-    return float(np.mean(flipped >= observed - 1e-9 * max(1.0, observed)))
+def _sign_flip_p(flipped: tuple[np.ndarray, np.ndarray], mu0: float) -> float:
+    """The exact two-sided p of "the mean is ``mu0``": the share of the units' sign flips whose |sum| reaches the observed one.
+
+    ``flipped`` holds, per sign flip, the flipped sum of the unit totals and of their sizes (the first
+    flip is the identity), so a unit's total less ``mu0`` times its size sums to ``totals - mu0 * sizes``.
+    """
+    totals, sizes = flipped
+    sums = np.abs(totals - mu0 * sizes)
+    observed = float(sums[0])
+    return float(np.mean(sums >= observed - 1e-9 * max(1.0, observed)))
 
 
 def _sign_flip_interval(
@@ -303,19 +307,20 @@ def _sign_flip_interval(
         _, inverse = np.unique(clusters, return_inverse=True)
         totals, sizes = np.bincount(inverse, weights=y), np.bincount(inverse).astype(np.float64)
     g = totals.size
-    signs = ((np.arange(2**g)[:, None] >> np.arange(g)) & 1) * 2.0 - 1.0
+    signs = 1.0 - 2.0 * ((np.arange(2**g)[:, None] >> np.arange(g)) & 1)  # row 0: no unit flipped
+    flipped = (signs @ totals, signs @ sizes)
     mean = float(y.mean())
 
     def edge(bound: float) -> float:
-        if _sign_flip_p(totals, sizes, signs, bound) > alpha:
+        if _sign_flip_p(flipped, bound) > alpha:
             return bound
         inside, outside = mean, bound
-        for _ in range(60):
+        for _ in range(50):
             mid = (inside + outside) / 2
-            inside, outside = (mid, outside) if _sign_flip_p(totals, sizes, signs, mid) > alpha else (inside, mid)
+            inside, outside = (mid, outside) if _sign_flip_p(flipped, mid) > alpha else (inside, mid)
         return outside
 
-    return (edge(-scale), edge(scale)), _sign_flip_p(totals, sizes, signs, 0.0)
+    return (edge(-scale), edge(scale)), _sign_flip_p(flipped, 0.0)
 
 
 def _labels_only(y: np.ndarray, clusters: np.ndarray | None, n_units: int, scale: float, alpha: float) -> _LabelsOnly:
