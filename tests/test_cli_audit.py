@@ -359,6 +359,29 @@ def test_fail_on_bias_over_several_axes_corrects_them_together_unless_told_other
     assert scopes == {"gated": {"run"}, "axis": {"axis"}, "plain": {"axis"}}
 
 
+def test_a_run_wide_correction_states_the_run_wide_family_on_every_page(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """Each axis of a run-wide correction states the family its p-values were adjusted over: every axis' tests."""
+    corpus, models = toys
+    with corpus.open("a", encoding="utf-8") as more:  # contexts for the race axis too ("going" -> "goin")
+        more.write("".join(f"i am going to the game number {i} tonight\n" for i in range(40)))
+    sizes = {}
+    for scope in ("axis", "run"):
+        args = _audit(corpus, f"python:{models}:slow", tmp_path / scope, "--correction-scope", scope)
+        args[args.index("--axis") + 1] = "gender,race"
+        done = runner.invoke(app, args)
+        assert done.exit_code == 0, done.output
+        sizes[scope] = {
+            a: json.loads((tmp_path / scope / a / "results.json").read_text())["family_size"] for a in ("gender", "race")
+        }
+    assert min(sizes["axis"].values()) > 0
+    whole = sum(sizes["axis"].values())
+    assert sizes["run"] == {"gender": whole, "race": whole}  # not each axis' own part of it
+    assert f"Holm over every axis together ({whole} tests in the primary family)" in (tmp_path / "run" / "index.html").read_text()
+    for axis in ("gender", "race"):
+        report = (tmp_path / "run" / axis / "report.md").read_text(encoding="utf-8")
+        assert f"Holm correction over {whole} primary key(s) of all axes of the run together" in report
+
+
 def test_a_gated_audit_states_the_gate_on_its_pages(toys: tuple[Path, Path], tmp_path: Path) -> None:
     """The gate is stated in the run's one write (``fairtalk.audit(gates=)``), not by writing the pages again."""
     corpus, models = toys

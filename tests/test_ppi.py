@@ -273,3 +273,46 @@ def test_the_effective_labels_figure_compares_t_with_t_and_is_above_the_labels()
     assert est.method == "PPI++ (t interval)" and est.lam == pytest.approx(0.1467, abs=1e-4)
     assert est.effective_labels == pytest.approx(80 * (_cluster_se(labels[:80], clusters[:80]) / est.se) ** 2)
     assert 86 < est.effective_labels < 87
+
+
+def _sign_flip_p(totals: np.ndarray) -> float:
+    """The exact two-sided sign-flip p of "the mean is 0" over unit totals, by enumeration (2^G flips)."""
+    flips = np.array(list(itertools.product((-1.0, 1.0), repeat=totals.size)))
+    observed = abs(totals.sum())
+    return float(np.mean(np.abs(flips @ totals) >= observed - 1e-9))
+
+
+def test_labels_of_one_dialogue_are_one_unit_and_cannot_leave_out_zero() -> None:
+    """5 labelled pairs of one dialogue, all offensive on side a: one unit, so the interval is the whole range, p 1."""
+    scores = np.zeros(300)
+    labels = np.full(300, np.nan)
+    labels[:5] = 1.0
+    one = ppi_mean(scores, labels, clusters=np.repeat(np.arange(60), 5))
+    assert one.ci95 == (-1.0, 1.0) and one.p == 1.0 and one.labels_ci95 == (-1.0, 1.0)
+    assert "exact sign-flip interval over 1 dialogue" in one.method
+    unclustered = ppi_mean(scores, labels)  # 5 agreeing pairs: the exact test's 2/2^5, not the score test's 0.025
+    assert unclustered.p == pytest.approx(0.0625) and unclustered.ci95[0] <= 0.0
+
+
+@pytest.mark.parametrize("n_units", [2, 3, 4, 5, 6, 8, 12])
+@pytest.mark.parametrize("per_unit", [1, 3])
+def test_a_labels_only_interval_over_few_units_never_claims_more_than_the_exact_sign_flip_test(
+    n_units: int, per_unit: int
+) -> None:
+    """Over 2-12 labelled units (pairs, or dialogues of 3 pairs), p is at least the exact sign-flip p and 0 is kept unless it rejects."""
+    rng = np.random.default_rng(n_units * 10 + per_unit)
+    n = n_units * per_unit
+    clusters = np.repeat(np.arange(n_units), per_unit) if per_unit > 1 else None
+    for _ in range(20):
+        labels = rng.choice([-1.0, 0.0, 1.0], size=n, p=[0.1, 0.3, 0.6])
+        est = ppi_mean(
+            np.zeros(n + 50),
+            np.r_[labels, np.full(50, np.nan)],
+            clusters=None if clusters is None else np.r_[clusters, np.arange(50) + n_units],
+        )
+        totals = labels if clusters is None else np.bincount(clusters, weights=labels)
+        exact = _sign_flip_p(totals)
+        assert est.p >= exact - 1e-12
+        assert (est.ci95[0] <= 0.0 <= est.ci95[1]) or exact <= 0.05
+        if n_units <= 5:  # no flip of 5 units reaches 0.05: no interval may leave 0 out
+            assert est.ci95[0] <= 0.0 <= est.ci95[1] and est.p > 0.05

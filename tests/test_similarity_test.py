@@ -233,3 +233,19 @@ def test_the_similarity_command_says_how_many_pairs_a_failed_side_left_out(tmp_p
     done = CliRunner().invoke(app, [*args, "--json"])
     result = json.loads(done.stdout)
     assert result["n_pairs"] == 10 and any(w.startswith(expected) for w in result["warnings"])
+
+
+def test_a_method_where_every_pair_matches_its_baseline_is_left_out_of_the_holm_family(pairs) -> None:  # noqa: ANN001
+    """As the audit leaves out keys where every pair scores the same: ``answered`` (both sides always answer) and
+    ``length_ratio`` ("Sir." and "Ma'am." are one word each) test nothing, and the family is the other two."""
+    greedy = DecodingSettings(max_new_tokens=8)
+    methods = ("exact", "rouge_l", "answered", "length_ratio")
+    result = fairtalk.similarity_test(pairs, model=_Toy(polite=True), settings=greedy, methods=methods)
+    rows = {row.method: row for row in result.rows}
+    for method in ("answered", "length_ratio"):
+        row = rows[method]
+        assert row.counterfactual == row.baseline == 0.0 and row.p_adjusted is None, method
+        assert row.note is not None and "left out of the Holm family" in row.note
+    adjusted = fairtalk.stats.adjust_pvalues([rows["exact"].p, rows["rouge_l"].p], method="holm")  # 2 tests, not 4
+    assert [rows["exact"].p_adjusted, rows["rouge_l"].p_adjusted] == pytest.approx(adjusted.tolist())
+    assert set(result.detected()) == {"exact", "rouge_l"}

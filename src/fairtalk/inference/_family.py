@@ -206,7 +206,10 @@ def finalize(
     family_size: int | None = None,
     dialogue_sizes: tuple[tuple[int, int], ...] = (),
 ) -> AuditResult:
-    """The AuditResult of a scored axis, given each row's adjusted p (``family_size``: of a family beyond the axis).
+    """The AuditResult of a scored axis, given each row's adjusted p and the size of their primary family.
+
+    ``family_size`` counts the primary tests corrected together (those of every axis corrected with
+    this one; None: this axis' own), and sets the per-test level of the minimum detectable effects.
 
     ``audit`` is the provenance of the audit that generated the responses (None when they were given);
     ``dialogue_sizes`` the dialogues of the corpus' pairs it drew from, by size (empty: unknown). Where a corpus
@@ -215,7 +218,8 @@ def finalize(
     rs = scored.responses
     clustered = rs.clusters is not None and scored.provenance.clustered
     family = scored.family(True)
-    alpha_per_test = scored.alpha / max(1, len(family))
+    family_size = len(family) if family_size is None else family_size
+    alpha_per_test = scored.alpha / max(1, family_size)  # the strictest step of the whole family's correction
     results = []
     for i, (row, p_adjusted) in enumerate(zip(scored.rows, adjusted)):
         equivalence = row.equivalence
@@ -256,7 +260,7 @@ def finalize(
         provenance=provenance,
         n_clusters=None if clusters is None or not provenance.clustered else len(set(clusters)),
         correction_scope=correction_scope,
-        family_size=len(family) if family_size is None else family_size,
+        family_size=family_size,
         n_distinct_responses=n_distinct,
         warnings=tuple(warnings),
         scorer_check=scored.scorer_check,

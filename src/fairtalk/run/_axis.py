@@ -227,12 +227,14 @@ def correct(
     scored: Sequence[tuple[str, Scored]],
     inference: InferenceOptions,
     pvalues: Sequence[Sequence[float | None]] | None = None,
-) -> tuple[list[list[float | None]], list[str], list[int | None]]:
-    """Each axis' adjusted p per row, its correction scope and its family size beyond the axis (None: the axis').
+) -> tuple[list[list[float | None]], list[str], list[int]]:
+    """Each axis' adjusted p per row, its correction scope and the size of its primary family.
 
     The families are each axis on its own (``correction_scope="axis"``; the pairs of groups of
     one multi-way axis together) or all axes together (``"run"``). ``pvalues`` replaces each
     row's ``p_paired`` as the p-value corrected (a sequential audit's p-values over its looks).
+    The size stated for an axis is its whole family's: the primary tests corrected together
+    with its own, those of every axis of the run for ``"run"``.
     """
     correction, scope = inference.score.correction, inference.correction_scope
 
@@ -241,21 +243,28 @@ def correct(
             return adjust_family([scored[i][1] for i in members], correction)
         return _adjust_given([scored[i][1] for i in members], [pvalues[i] for i in members], correction)
 
-    sizes: list[int | None] = [None] * len(scored)
+    families: dict[str, list[int]] = {}
     if scope == "run":
-        return adjust(range(len(scored))), ["run"] * len(scored), sizes
-    families: dict[str, list[int]] = {}  # each axis on its own; the pairs of groups of one multi-way axis together
-    for index, (axis, _) in enumerate(scored):
-        families.setdefault(_family_of(axis, index), []).append(index)
+        families["run"] = list(range(len(scored)))
+    else:  # each axis on its own; the pairs of groups of one multi-way axis together
+        for index, (axis, _) in enumerate(scored):
+            families.setdefault(_family_of(axis, index), []).append(index)
     adjusted: list[list[float | None]] = [[] for _ in scored]
-    scopes = ["axis"] * len(scored)
+    scopes = ["run" if scope == "run" else "axis"] * len(scored)
+    sizes = [0] * len(scored)
     for members in families.values():
-        for index, p_adjusted in zip(members, adjust(members)):
-            adjusted[index] = p_adjusted
-            if len(members) > 1:
+        family_adjusted = adjust(members)
+        size = sum(_primary_tested(scored[i][1], p) for i, p in zip(members, family_adjusted))
+        for index, p_adjusted in zip(members, family_adjusted):
+            adjusted[index], sizes[index] = p_adjusted, size
+            if scope != "run" and len(members) > 1:
                 scopes[index] = f"multi-way axis {scored[index][0].partition(':')[0]} ({len(members)} pairs of groups)"
-                sizes[index] = sum(len(scored[i][1].family(True)) for i in members)
     return adjusted, scopes, sizes
+
+
+def _primary_tested(scored: Scored, adjusted: Sequence[float | None]) -> int:
+    """The rows of ``scored``'s primary family that were corrected (given an adjusted p)."""
+    return sum(adjusted[i] is not None for i in scored.family(True))
 
 
 def _adjust_given(

@@ -4,7 +4,8 @@ Per pair, the model answers side A and side B (the counterfactual answers) and, 
 no-effect baseline, side A twice more with two other seeds (a placebo pair: no word differs).
 For each similarity method the per-pair divergence ``1 - similarity`` of the counterfactual
 answers is compared with the baseline's by the paired mean test (dialogues as units when the
-pairs name them), and the p-values are corrected over the methods (Holm). See
+pairs name them), and the p-values are corrected over the methods (Holm) whose divergence differs
+from the baseline's on some pair (as the audit leaves out the keys where every pair scores the same). See
 :mod:`fairtalk.measures._similarity`.
 
 What the baseline is depends on the decoding:
@@ -89,6 +90,7 @@ _MSG_SAMPLING_IGNORED = (
     "server seems to ignore sampling or the seed, so two asks of one context barely differ and the test is in effect "
     "one of determinism"
 )
+_NOTE_NO_VARIATION = "every pair's divergence equals its baseline's: not tested, and left out of the Holm family"
 _NOTE_TEST_ONLY = "the paired test rejects (adjusted p {p:.3g}) but its 95% interval includes 0: not counted as a difference"
 _NOTE_INTERVAL_ONLY = (
     "the 95% interval excludes 0 but the paired test does not reject (adjusted p {p}): not counted as a difference"
@@ -262,10 +264,14 @@ def against_baseline(
         bl = pair_similarity([r[2][0] for r in kept], [r[2][1] for r in kept], methods=methods)
         bl_div = {m: 1.0 - bl[m] for m in methods}
     tests = {m: _compare(cf_div[m], bl_div[m], units) for m in methods}
-    adjusted = adjust_pvalues(np.array([np.nan if t[2] is None else t[2] for t in tests.values()]), method="holm")
+    # as the audit's family: a method whose every pair's divergence equals its baseline's tests nothing and is left out
+    varies = {m: bool(np.any(cf_div[m] != bl_div[m])) for m in methods}
+    in_family = [np.nan if t[2] is None or not varies[m] else t[2] for m, t in tests.items()]
+    adjusted = adjust_pvalues(np.array(in_family), method="holm")
     out = []
     for (method, (test, interval, p, note)), p_adj in zip(tests.items(), adjusted):
         p_adjusted = None if np.isnan(p_adj) else float(p_adj)
+        note = note if varies[method] else "; ".join(n for n in (_NOTE_NO_VARIATION, note) if n)
         verdict, disagreement = _verdict(p_adjusted, interval, alpha)
         out.append(
             SimilarityRow(

@@ -69,7 +69,12 @@ among the scores and labels, at least 1: a rate's per-pair differences -1, 0, 1,
 effect with clusters) and the score test of 0 it inverts, which holds where events are rare; a
 Wald or t interval does not (0.93 at 50 labels and 3% rates; 0.91 at 200 labels and discordant
 shares of 0.5% and 1%). Other labels get the t interval on the labelled units (cluster totals with
-clusters), or, when they do not vary, the exact bound on the share that could differ.
+clusters), or, when they do not vary, the exact bound on the share that could differ. **Over few
+units** (at most :data:`EXACT_UNITS` labelled items, or dialogues with clusters) those asymptotic
+intervals claim more than the units allow (5 agreeing pairs: score p 0.025 where the exact test's
+is 0.0625; the pairs of one dialogue: an interval that leaves out 0), so there the interval is
+never narrower, nor its p smaller, than the exact sign-flip test's over the units (the hull of the
+two; :data:`INTERVAL_EXACT` says so): one unit, or up to five, cannot leave out 0.
 """
 
 from __future__ import annotations
@@ -117,6 +122,12 @@ NO_NARROWER = "labels only (PPI++'s interval was no narrower"
 #: The labels-only intervals: on whole-number labels from -2 to 2 at most, and on any others.
 INTERVAL_SCORE = "score interval"
 INTERVAL_T = "t interval"
+#: The labels-only interval where its units are few: the exact sign-flip one over them, the score or t one being narrower.
+INTERVAL_EXACT = "exact sign-flip interval over {n} {units} (the {interval} claimed more than its {n} {units} can show)"
+#: Where the labelled units are no more than this, the labels-only interval and p are never narrower (smaller) than
+#: the exact sign-flip test's over them: with few units the score and t intervals' asymptotics claim too much
+#: (5 agreeing pairs: score p 0.025, exact 0.0625; one dialogue: an interval that leaves out 0).
+EXACT_UNITS = 16
 _MAX_SCORE_SIZE = 2
 
 _MSG_SHAPES = "scores and labels must have one value per item, got {n_f} scores and {n_y} labels"
@@ -267,8 +278,74 @@ def _score_support(y: np.ndarray, scale: float) -> tuple[float, ...] | None:
     return tuple(float(v) for v in range(-size, size + 1))
 
 
+def _sign_flip_p(flipped: tuple[np.ndarray, np.ndarray], mu0: float) -> float:
+    """The exact two-sided p of "the mean is ``mu0``": the share of the units' sign flips whose |sum| reaches the observed one.
+
+    ``flipped`` holds, per sign flip, the flipped sum of the unit totals and of their sizes (the first
+    flip is the identity), so a unit's total less ``mu0`` times its size sums to ``totals - mu0 * sizes``.
+    """
+    totals, sizes = flipped
+    sums = np.abs(totals - mu0 * sizes)
+    observed = float(sums[0])
+    return float(np.mean(sums >= observed - 1e-9 * max(1.0, observed)))
+
+
+def _sign_flip_interval(
+    y: np.ndarray, clusters: np.ndarray | None, scale: float, alpha: float
+) -> tuple[tuple[float, float], float]:
+    """The exact sign-flip ``1 - α`` interval of the labels' mean over their units (items, or cluster totals), and p of 0.
+
+    Each unit's total less ``μ0`` times its items is as likely positive as negative under "the mean
+    is ``μ0``" (the sides of a counterfactual pair are exchangeable under no gap), so the share of
+    the ``2^G`` sign flips of the ``G`` units whose sum is as far from 0 is an exact p; the interval
+    holds each ``μ0`` it does not reject (``p > α``), found by bisection from the mean to ``±scale``.
+    With one unit, or too few for any flip to reach ``α`` (five: ``2/2^5 = 0.0625``), it is the whole range.
+    """
+    if clusters is None:
+        totals, sizes = y, np.ones_like(y)
+    else:
+        _, inverse = np.unique(clusters, return_inverse=True)
+        totals, sizes = np.bincount(inverse, weights=y), np.bincount(inverse).astype(np.float64)
+    g = totals.size
+    signs = 1.0 - 2.0 * ((np.arange(2**g)[:, None] >> np.arange(g)) & 1)  # row 0: no unit flipped
+    flipped = (signs @ totals, signs @ sizes)
+    mean = float(y.mean())
+
+    def edge(bound: float) -> float:
+        if _sign_flip_p(flipped, bound) > alpha:
+            return bound
+        inside, outside = mean, bound
+        for _ in range(50):
+            mid = (inside + outside) / 2
+            inside, outside = (mid, outside) if _sign_flip_p(flipped, mid) > alpha else (inside, mid)
+        return outside
+
+    return (edge(-scale), edge(scale)), _sign_flip_p(flipped, 0.0)
+
+
 def _labels_only(y: np.ndarray, clusters: np.ndarray | None, n_units: int, scale: float, alpha: float) -> _LabelsOnly:
-    """The labels-only interval (module docstring): the score interval on whole-number labels, else a t interval."""
+    """The labels-only interval (module docstring): the score interval on whole-number labels, else a t interval.
+
+    With at most :data:`EXACT_UNITS` labelled units it is never narrower, nor its p smaller, than the
+    exact sign-flip interval over them (:data:`INTERVAL_EXACT` where that one is wider).
+    """
+    alone = _asymptotic_labels_only(y, clusters, n_units, scale, alpha)
+    if n_units > EXACT_UNITS:
+        return alone
+    (low, high), p = _sign_flip_interval(y, clusters, scale, alpha)
+    if low >= alone.ci[0] and high <= alone.ci[1] and p <= alone.p:
+        return alone
+    from scipy.stats import norm
+
+    ci = (min(low, alone.ci[0]), max(high, alone.ci[1]))
+    units = ("dialogue" if n_units == 1 else "dialogues") if clusters is not None else ("pair" if n_units == 1 else "pairs")
+    interval = INTERVAL_EXACT.format(n=n_units, units=units, interval=alone.interval)
+    se = (ci[1] - ci[0]) / (2 * float(norm.ppf(1 - alpha / 2)))
+    return _LabelsOnly(alone.mean, ci, max(p, alone.p), se, interval, alone.n, alone.t_se)
+
+
+def _asymptotic_labels_only(y: np.ndarray, clusters: np.ndarray | None, n_units: int, scale: float, alpha: float) -> _LabelsOnly:
+    """The score interval on whole-number labels, else a t interval (their asymptotic labels-only interval)."""
     from scipy.stats import norm
     from scipy.stats import t as student_t
 
