@@ -109,7 +109,7 @@ def test_assert_no_bias_fails_on_one_sided_empty_answers(bots: Path) -> None:
             measures="offense",
             out_dir=bots / "lib",
         )
-    assert "the sides' empty answers differ" in str(caught.value)
+    assert "the sides' empty answers differ" in " ".join(str(caught.value).split())  # the message is wrapped
 
 
 def test_fail_if_worse_fails_on_a_candidate_leaving_one_side_empty(bots: Path) -> None:
@@ -214,8 +214,9 @@ def test_assert_no_bias_fails_on_a_model_answering_nothing(bots: Path) -> None:
             measures="offense",
             out_dir=bots / "lib",
         )
-    assert NOTHING in str(caught.value)
-    assert str(caught.value).startswith("fairtalk: the gate failed in ")  # not "bias detected": no measure failed
+    said = " ".join(str(caught.value).split())  # the message is wrapped
+    assert " ".join(NOTHING.split()) in said
+    assert said.startswith("fairtalk: the gate failed in ")  # not "bias detected": no measure failed
 
 
 def test_evaluate_fails_every_gate_on_an_axis_whose_answers_are_all_empty() -> None:

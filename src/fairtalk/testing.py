@@ -5,7 +5,8 @@ Each runs a real audit (:func:`fairtalk.audit`; two of them on the same pairs an
 :class:`BiasAssertionError` (an ``AssertionError``, so pytest shows it as a failed test) whose
 message names each failing measure with both sides, the gap, its interval and adjusted p (a rate's
 in percentage points, as the JUnit file), and the report's path; pytest shows it without this
-module's frames. A bad gate or margin is a :class:`~fairtalk.errors.SpecError` before any audit.
+module's frames. Where gold labels decided a key's failure (the scorer alone would pass it), its line ends with the
+gate's reason, not the scorer's verdict. The message is wrapped at :data:`WRAP_WIDTH` columns. A bad gate or margin is a :class:`~fairtalk.errors.SpecError` before any audit.
 The pytest plugin (:mod:`fairtalk.integrations.pytest_plugin`) adds a ``fairtalk_audit`` fixture
 whose defaults come from ``[tool.fairtalk]`` and the ini file.
 
@@ -29,6 +30,7 @@ import math
 import numbers
 import os
 import tempfile
+import textwrap
 import types
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -65,6 +67,8 @@ _MSG_CHANGE_KEY = "unknown margin key {key!r}: no key the comparison of {axis} t
 _PERCENT_KINDS = ("rate", "corpus")
 _MSG_BIAS = "fairtalk: {what} in {model} ({gate}, alpha {alpha:g}; pairs per axis: {n}):"
 _MSG_WORSE = "fairtalk: {candidate} is not shown non-inferior to {baseline} (fail-if-worse, alpha {alpha:g}):"
+#: The width the failure messages wrap at (a continued line indented under its first).
+WRAP_WIDTH = 88
 _MSG_VERSION = "{name} must be a non-empty line of printable text, got {value!r}"
 _MSG_SHARED_VERSION = (
     "the baseline and the candidate are two objects whose state fairtalk cannot read ({reason}), both fingerprinted "
@@ -300,12 +304,13 @@ def _margin(margin: float | None, kind: str) -> str:
     return "n/a" if margin is None else f"±{_amount(margin, kind, signed=False)}"
 
 
-def measure_line(axis: str, m: MeasureResult) -> str:
+def measure_line(axis: str, m: MeasureResult, verdict: str | None = None) -> str:
     """One measure in words, rates in percentage points as the JUnit file gives them.
 
     ``gender/offense_rate: A 0% vs B 48.33%, gap -48.33 pp (95% CI [-60.90 pp, -35.97 pp]), adjusted p ...,
     margin ±2.00 pp, equivalence p ...: difference detected``. The interval is the key's ``ci95``, a
-    95% interval whatever the audit's alpha (as report.md and results.json say).
+    95% interval whatever the audit's alpha (as report.md and results.json say). ``verdict``
+    replaces the verdict's word at the end (the gate's reason where the labels decided it).
     """
     gap = None if m.a is None or m.b is None else m.a - m.b
     kind = m.kind
@@ -316,7 +321,7 @@ def measure_line(axis: str, m: MeasureResult) -> str:
     parts.append(f"adjusted p {_number(m.p_adjusted)} ({m.paired_test or 'no test'})")
     if m.equivalence_margin is not None:
         parts.append(f"margin {_margin(m.equivalence_margin, kind)}, equivalence p {_number(m.p_equivalence)}")
-    return ", ".join(parts) + f": {m.not_tested or m.verdict.value}"
+    return ", ".join(parts) + f": {verdict or m.not_tested or m.verdict.value}"
 
 
 def change_line(row: GapChange, alpha: float, verdict: str | None = None) -> str:
@@ -340,6 +345,35 @@ def _failure_line(d: KeyDecision, line: str | None) -> str:
     return d.reason if line is None else line
 
 
+def _wrapped(text: str, indent: str = "") -> str:
+    """``text`` wrapped at :data:`WRAP_WIDTH`, after ``indent``, its continued lines indented four spaces."""
+    return textwrap.fill(
+        text,
+        WRAP_WIDTH,
+        initial_indent=indent,
+        subsequent_indent="    ",
+        break_long_words=False,
+        break_on_hyphens=False,
+    )
+
+
+def failure_message(head: str, outcome: GateOutcome, failures: Sequence[tuple[str, str]], report: Path) -> str:
+    """The message of a :class:`BiasAssertionError`, wrapped at :data:`WRAP_WIDTH` columns.
+
+    ``head``; each failure's line (``failures``: one per ``outcome.failures``), indented two
+    spaces, except a whole-run failure the gate's headline states word for word (said once); the
+    headline; the report's path, whole. A line too long is continued on the next, indented four
+    spaces (a word longer than the width, a path say, is not broken).
+    """
+    lines = [_wrapped(head)]
+    for d, (_, line) in zip(outcome.failures, failures, strict=True):
+        if d.key is None and line in outcome.headline:  # an axis' or the run's failure: the headline gives its reason
+            continue
+        lines.append(_wrapped(line, "  "))
+    lines += [_wrapped(outcome.headline), f"report: {report}"]
+    return "\n".join(lines)
+
+
 def bias_failures(run: AuditRun, gate: Gate) -> list[tuple[str, str]]:
     """``(axis/key, line)`` for each failure of ``gate`` on ``run`` (:func:`fairtalk.gates.evaluate`), axes in the order audited.
 
@@ -349,11 +383,16 @@ def bias_failures(run: AuditRun, gate: Gate) -> list[tuple[str, str]]:
 
 
 def _audit_failures(run: AuditRun, outcome: GateOutcome) -> list[tuple[str, str]]:
-    """``(axis/key, line)`` for each failure of ``outcome`` on ``run``."""
+    """``(axis/key, line)`` for each failure of ``outcome`` on ``run``.
+
+    A key the labels failed (``on`` ``"labels"``: the scorer alone would pass it) ends with the
+    gate's reason, which says so, not the scorer's verdict.
+    """
     out = []
     for d in outcome.failures:
         result = None if d.axis is None or d.key is None else run.results[d.axis]
-        line = None if result is None or d.key is None else measure_line(str(d.axis), result.measure(d.key))
+        verdict = d.reason if d.on == "labels" else None
+        line = None if result is None or d.key is None else measure_line(str(d.axis), result.measure(d.key), verdict)
         out.append((d.name, _failure_line(d, line)))
     return out
 
@@ -400,8 +439,8 @@ def assert_no_bias(
         Equivalence margins by result key, in its units, rates as fractions (``{"offense_rate": 0.02}``: 2 pp).
     gate : {"fail-on-bias", "fail-unless-equivalent"}, optional
         Fail on a difference detected, or unless every primary measure is shown equivalent
-        within its margin. Default: ``fail-unless-equivalent`` when ``margin`` is given, else
-        ``fail-on-bias``.
+        within its margin. Default: ``fail-unless-equivalent`` when ``margin`` is given (an
+        empty mapping too: each key's default margin), else ``fail-on-bias``.
     config : AuditConfig, optional
         The other options (the pytest plugin passes the ones of ``[tool.fairtalk]``).
     out_dir : path, optional
@@ -425,7 +464,7 @@ def assert_no_bias(
         ``gate`` or a ``margin`` that is not a mapping, before any audit.
     """
     __tracebackhide__ = True  # pytest shows the test's line and the message, not this module's source
-    chosen: Gate = gate if gate is not None else ("fail-unless-equivalent" if margin else "fail-on-bias")
+    chosen: Gate = gate if gate is not None else ("fail-on-bias" if margin is None else "fail-unless-equivalent")
     if chosen not in GATES:
         raise SpecError(_MSG_GATE.format(gate=chosen, choices=" or ".join(GATES)))
     resolved = audit_options(
@@ -450,8 +489,8 @@ def assert_no_bias(
         n = ", ".join(f"{axis} {r.n_pairs}" for axis, r in run.results.items())
         head = _MSG_BIAS.format(what=what, model=run.model.partition(" ")[0], gate=chosen, alpha=alpha, n=n)
         report = folder / "index.html"
-        lines = [head, *(f"  {line}" for _, line in failures), outcome.headline, f"report: {report}"]
-        raise BiasAssertionError("\n".join(lines), failing=[key for key, _ in failures], report=report)
+        message = failure_message(head, outcome, failures, report)
+        raise BiasAssertionError(message, failing=[key for key, _ in failures], report=report)
     return run
 
 
@@ -527,6 +566,6 @@ def assert_not_worse(
         head = _MSG_WORSE.format(candidate=names[1], baseline=names[0], alpha=comparison.alpha)
         report = files["md"]
         failing = _change_failures(comparison, outcome)
-        lines = [head, *(f"  {line}" for _, line in failing), outcome.headline, f"report: {report}"]
-        raise BiasAssertionError("\n".join(lines), failing=[key for key, _ in failing], report=report)
+        message = failure_message(head, outcome, failing, report)
+        raise BiasAssertionError(message, failing=[key for key, _ in failing], report=report)
     return comparison

@@ -71,8 +71,12 @@ def run_action(workspace: Path, **given: str) -> Ran:
     ctx = Context(inputs)
     summary = workspace / "step_summary.md"
     summary.touch()
+    runner_temp = workspace / "runner_temp"  # the action's temporary files, kept out of /tmp (as a runner keeps them)
+    runner_temp.mkdir(exist_ok=True)
     env = {
         **os.environ,
+        "RUNNER_TEMP": str(runner_temp),
+        "TMPDIR": str(runner_temp),
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
         "GITHUB_STEP_SUMMARY": str(summary),
         "GITHUB_WORKSPACE": str(workspace),
@@ -243,6 +247,9 @@ def test_an_audit_that_stops_on_an_error_shows_the_error_in_the_job_summary(work
     assert "No gate was reached: fairtalk audit exited 2. No report was written." in ran.summary
     assert "```text\nerror:" in ran.summary and "no_such_bots.py" in ran.summary
     assert "artifact" not in ran.summary
+    # Review finding: the suite left /tmp/fairtalk-errors.* and /tmp/fairtalk-summary.*: they go to RUNNER_TEMP
+    made = {path.name.partition(".")[0] for path in (workspace / "runner_temp").glob("fairtalk-*")}
+    assert {"fairtalk-summary", "fairtalk-errors"} <= made, made
 
 
 def test_the_install_step_pins_the_cpu_torch() -> None:

@@ -6,6 +6,7 @@ never fetches a tokenizer: the fair or the biased reply of ``_toys``.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -93,6 +94,53 @@ def test_answers_empty_on_one_side_are_counted_and_fail_the_gate_as_the_audit_fa
     assert all(fair_metrics[name] == 0 for name in ("n_empty_b", "n_lost_b", "empty_fails_gate", "lost_fails_gate"))
 
 
+def _anti_jewish(text: str) -> str:
+    """Offensive whenever the text mentions Jews: the second pair of religion, not the first (christian vs muslim)."""
+    if re.search(r"\b(jew|jews|jewish|synagogue|judaism|rabbi|torah)\b", text, re.IGNORECASE):
+        return "shut up you stupid idiot, i hate it"
+    return "that is lovely, i am so happy for you"
+
+
+def test_a_bare_multiway_axis_is_refused_naming_its_pairs_and_a_pair_of_it_finds_the_gap(tmp_path: Path) -> None:
+    """Review finding: ``-T axis=religion`` asked christian vs muslim only, so a bot insulting Jews passed
+    (``fail_on_bias_passed`` 1) where ``fairtalk audit --axis religion --fail-on-bias`` fails it."""
+    with pytest.raises(fairtalk.SpecError) as caught:
+        counterfactual(axis="religion", **ARGS)
+    said = str(caught.value)
+    assert said.startswith("fairtalk/counterfactual: -T axis=religion has 6 groups and this task compares two: choose a pair")
+    assert "religion:christian-jewish" in said and "religion:A-B" in said and "fairtalk audit --axis religion" in said
+    with pytest.raises(fairtalk.SpecError, match="axis=religion has 6 groups"):
+        list(pair_sides("religion", n_pairs=2))  # the dataset of make_metric's users too
+    inspect_ai.eval(
+        counterfactual(axis="religion:christian-jewish", **ARGS), model=_mock(_anti_jewish), log_dir=str(tmp_path), display="none"
+    )
+    metrics = _metrics(tmp_path)
+    assert metrics["offense_rate_detected"] == 1 and metrics["fail_on_bias_passed"] == 0
+
+
+@pytest.mark.parametrize(
+    ("axis", "said"),
+    [
+        (["gender", "race"], "-T axis=gender,race: one axis per task"),
+        (5, "-T axis=5: must be an axis name"),
+        (" ", "-T axis=' ': must be an axis name"),
+    ],
+)
+def test_an_axis_that_is_not_one_name_is_one_clear_error(axis: object, said: str) -> None:
+    """Review finding: ``-T axis=gender,race`` (a list, as inspect parses it) ended in a traceback."""
+    with pytest.raises(fairtalk.SpecError) as caught:
+        counterfactual(axis=axis, **ARGS)  # type: ignore[arg-type]
+    assert str(caught.value).startswith(f"fairtalk/counterfactual: {said}"), str(caught.value)
+
+
+def test_a_run_cut_to_one_pair_fails_the_gate_as_nothing_to_check(tmp_path: Path) -> None:
+    """Review finding: ``--limit 2`` (one pair) reported ``n_pairs`` 1 and no ``fail_on_bias_passed``; an audit with
+    nothing to check fails its gate."""
+    inspect_ai.eval(counterfactual(**ARGS), model=_mock(fair), log_dir=str(tmp_path), display="none", limit=2)
+    metrics = _metrics(tmp_path)
+    assert metrics["n_pairs"] == 1 and metrics["fail_on_bias_passed"] == 0
+
+
 def test_the_dataset_is_both_sides_of_each_pair() -> None:
     sides = list(pair_sides("gender", n_pairs=3))
     assert [s.side for s in sides] == ["a", "b"] * 3
@@ -125,4 +173,16 @@ def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceba
     output = done.stdout + done.stderr
     said = "fairtalk/counterfactual: -T n_pairs=1: must be a whole number ≥ 2 (two pairs are the fewest a test compares)"
     assert done.returncode != 0 and said in " ".join(output.split())  # inspect wraps the line
+    assert "Traceback" not in output, output
+    # Review finding: inspect makes -T axis=gender,race a list, which ended in a traceback
+    done = subprocess.run(
+        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "axis=gender,race"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode != 0 and "fairtalk/counterfactual: -T axis=gender,race: one axis per task" in " ".join(output.split())
     assert "Traceback" not in output, output

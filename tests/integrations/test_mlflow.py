@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -12,10 +13,10 @@ mlflow = pytest.importorskip("mlflow")
 from tests.integrations._toys import SMALL, biased, fair, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
-from fairtalk.errors import InputError, SpecError  # noqa: E402
+from fairtalk.errors import InputError, OutputError, SpecError  # noqa: E402
 from fairtalk.gates import evaluate  # noqa: E402
 from fairtalk.integrations._inspect_task import pair_sides  # noqa: E402
-from fairtalk.integrations.mlflow import log_audit, make_metric  # noqa: E402
+from fairtalk.integrations.mlflow import audit_params, log_audit, make_metric, metric_name  # noqa: E402
 
 
 @pytest.fixture
@@ -229,3 +230,38 @@ def test_log_audit_logs_the_empty_and_lost_answers_and_each_gates_decision(tmp_p
     assert logged.metrics["gender/empty_answers/fails_fail-on-bias"] == 1
     assert logged.metrics["gender/lost_answers/fails_fail-on-bias"] == 0
     assert "fairtalk/fail-unless-equivalent/passed" in logged.metrics
+
+
+def _renamed(axis: str) -> fairtalk.Lexicon:
+    return dataclasses.replace(fairtalk.load_lexicon("gender"), axis=axis)
+
+
+def test_an_axis_name_mlflow_refuses_is_logged_under_a_name_it_takes(tmp_path: Path, tracking) -> None:
+    """Review finding: an audit of the axis ``gen&der`` (a lexicon's ``# axis:``) made log_audit raise a raw
+    MlflowException part-way, leaving a finished run that held only ``fairtalk/fail-on-bias/passed`` 1."""
+    run = fairtalk.audit(model=biased, **{**SMALL, "axes": [_renamed("gen&der")]}, n_resamples=200, out_dir=tmp_path / "out")
+    run_id = log_audit(tmp_path / "out")
+    logged = tracking.get_run(run_id)
+    assert logged.info.status == "FINISHED"
+    offense = run.results["gen&der"].measure("offense_rate")
+    assert logged.data.metrics["gen_der/offense_rate/gap"] == pytest.approx(offense.a - offense.b)
+    assert logged.data.params["gen_der/offense_rate/verdict"] == "difference detected"
+    assert logged.data.metrics["gen_der/empty_answers/fails_fail-on-bias"] == 0
+    assert metric_name("religion:christian-jewish", "a/b", "..") == "religion:christian-jewish/a_b/__"
+    with pytest.raises(SpecError, match="'gen&der/n_pairs' and 'gen_der/n_pairs' would both be logged as 'gen_der/n_pairs'"):
+        audit_params(dataclasses.replace(run, axes={**run.axes, "gen_der": run.axes["gen&der"]}))
+
+
+def test_a_run_log_audit_started_ends_failed_when_mlflow_refuses_and_holds_no_gate_decision(tracking) -> None:
+    """A name longer than MLflow's 250 characters is refused: the run log_audit started is FAILED, not FINISHED."""
+    run = fairtalk.audit(model=fair, **{**SMALL, "axes": [_renamed("g" * 240)]}, n_resamples=200)
+    with pytest.raises(OutputError, match=r"log_audit: MLflow did not take the audit \(MlflowException: .*\); the run (\w+) "):
+        log_audit(run)
+    assert mlflow.active_run() is None
+    (failed,) = tracking.search_runs([mlflow.get_experiment_by_name("Default").experiment_id])
+    assert failed.info.status == "FAILED"
+    assert not any(key.startswith("fairtalk/") for key in failed.data.metrics), failed.data.metrics
+    with mlflow.start_run() as active:  # a run of the caller's: left running, said to hold part of the audit
+        with pytest.raises(OutputError, match=f"the run {active.info.run_id} holds part of it"):
+            log_audit(run)
+        assert mlflow.active_run() is not None

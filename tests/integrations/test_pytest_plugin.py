@@ -59,7 +59,9 @@ def test_a_fair_bot_passes_and_a_biased_one_fails_with_a_readable_message(pytest
     # review finding: ~80 lines of fairtalk's source came before the message (no __tracebackhide__)
     assert "raise BiasAssertionError" not in out and "testing.py" not in out, "the test's line, not fairtalk's source"
     assert "pytest_plugin.py" not in out
-    line = next(line for line in result.stdout.lines if "gender/offense_rate:" in line)
+    # the message is wrapped: the key's line goes on, indented, until the next key's
+    said = " ".join(line.removeprefix("E").strip() for line in result.stdout.lines if line.startswith("E "))
+    line = said.partition("gender/offense_rate: ")[2].partition(" gender/length:")[0]
     assert re.search(
         r"A 0% vs B \d+(\.\d+)?%, gap -\d+\.\d\d pp \(95% CI \[-[\d.]+ pp, -[\d.]+ pp\]\), adjusted p [\d.e-]+", line
     ), line

@@ -9,12 +9,24 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
-from tests.integrations._toys import SMALL, biased, fair
+from tests.integrations._toys import SMALL, biased, fair, silent
 
 import fairtalk
 from fairtalk.errors import SpecError
+from fairtalk.gates import evaluate
 from fairtalk.report import junit_xml, write_junit
-from fairtalk.testing import BiasAssertionError, assert_no_bias, assert_not_worse, audit_options
+from fairtalk.testing import WRAP_WIDTH, BiasAssertionError, assert_no_bias, assert_not_worse, audit_options
+
+
+def _unwrapped(message: object) -> list[str]:
+    """The lines of a failure message before wrapping: a line indented four spaces continues the one before."""
+    lines: list[str] = []
+    for line in str(message).splitlines():
+        if line.startswith("    ") and lines:
+            lines[-1] += " " + line.strip()
+        else:
+            lines.append(line)
+    return lines
 
 
 def test_a_fair_model_passes_and_its_report_is_where_asked(tmp_path: Path) -> None:
@@ -31,7 +43,7 @@ def test_a_biased_model_fails_naming_each_measure_its_gap_interval_p_and_the_rep
     assert isinstance(error, AssertionError)
     assert error.failing == ("gender/offense_rate", "gender/length")
     assert error.report == tmp_path / "out" / "index.html" and error.report.is_file()
-    lines = str(error).splitlines()
+    lines = _unwrapped(error)
     assert (
         lines[0].startswith("fairtalk: bias detected in python:")
         and "(fail-on-bias, alpha 0.05; pairs per axis: gender 20)" in lines[0]
@@ -52,7 +64,7 @@ def test_the_interval_is_called_the_95_percent_one_it_is_whatever_the_alpha(tmp_
     config = fairtalk.AuditConfig.from_mapping({"alpha": 0.1})
     with pytest.raises(BiasAssertionError) as caught:
         assert_no_bias(biased, **SMALL, config=config, out_dir=tmp_path)
-    lines = str(caught.value).splitlines()
+    lines = _unwrapped(caught.value)
     assert "(fail-on-bias, alpha 0.1; pairs per axis: gender 20)" in lines[0], lines[0]
     low, high = json.loads((tmp_path / "gender" / "results.json").read_text(encoding="utf-8"))["measures"]["offense_rate"]["ci95"]
     assert f"(95% CI [{100 * low:+.2f} pp, {100 * high:+.2f} pp])" in lines[1], lines[1]
@@ -61,10 +73,10 @@ def test_the_interval_is_called_the_95_percent_one_it_is_whatever_the_alpha(tmp_
 
 def test_a_margin_makes_the_gate_equivalence(tmp_path: Path) -> None:
     """With a margin the gate is fail-unless-equivalent: 20 pairs cannot show a ±0.01 equivalence."""
-    with pytest.raises(BiasAssertionError, match="measures not shown equivalent .*fail-unless-equivalent") as caught:
+    with pytest.raises(BiasAssertionError, match="(?s)measures not shown equivalent .*fail-unless-equivalent") as caught:
         assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, out_dir=tmp_path)
     assert "gender/offense_rate" in caught.value.failing
-    assert "margin ±1.00 pp" in str(caught.value)
+    assert "margin ±1.00 pp" in "\n".join(_unwrapped(caught.value))
     assert assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, gate="fail-on-bias", out_dir=tmp_path / "b")
 
 
@@ -80,9 +92,9 @@ def test_the_failure_message_gives_the_figures_as_the_junit_file_of_the_same_aud
         found = re.search(r"gap ([^,]+), (95% CI \[.*?\]), .*margin (±[^,]+)", junit.get("message", ""))
         assert found is not None, junit.get("message")
         gap, interval, margin = found.groups()
-        line = next(line for line in str(caught.value).splitlines() if line.startswith(f"  gender/{key}:"))
+        line = next(line for line in _unwrapped(caught.value) if line.startswith(f"  gender/{key}:"))
         assert f"gap {gap} ({interval})" in line and f"margin {margin}," in line, (line, junit.get("message"))
-    assert "gap -" in str(caught.value) and " pp (95% CI [-" in str(caught.value)
+    assert "gap -" in str(caught.value) and " pp (95% CI [-" in "\n".join(_unwrapped(caught.value))
 
 
 @pytest.mark.parametrize("gate", ["fail-if-worse", "nope", 5])
@@ -165,12 +177,12 @@ def test_not_worse_fails_identical_answers_on_20_pairs_saying_how_many_more_and_
     assert re.search(
         r"  gender/offense_rate: baseline gap .*, margin ±2\.00 pp: inconclusive; not shown non-inferior: the same gap on "
         r"all \d+ (pairs|dialogues) in both runs, too few for the exact identical-answers bound \(it needs 299 \w+, \d+ more",
-        str(same.value),
+        "\n".join(_unwrapped(same.value)),
     ), str(same.value)
     assert (tmp_path / "same" / "comparison" / "report.md").is_file()
     with pytest.raises(BiasAssertionError) as caught:
         assert_not_worse(biased, fair, **SMALL, out_dir=tmp_path / "worse")
-    text = str(caught.value)
+    text = "\n".join(_unwrapped(caught.value))
     assert text.startswith("fairtalk: python:") and "is not shown non-inferior to python:" in text
     assert re.search(
         r"gender/offense_rate: baseline gap \+0\.00 pp \(95% CI \[-[\d.]+ pp, \+[\d.]+ pp\]\), candidate gap -\d+\.\d\d pp "
@@ -201,4 +213,44 @@ def test_not_worse_refuses_the_candidate_as_its_own_baseline(tmp_path: Path) -> 
     assert (
         "the baseline and the candidate are two runs of the same model python:tests.integrations._toys:fair with the same "
         "decoding settings: a model cannot be shown not worse than itself"
-    ) in str(same.value)
+    ) in "\n".join(_unwrapped(same.value))
+
+
+def test_a_failure_the_labels_decided_ends_with_the_gates_reason_not_the_scorers_verdict(tmp_path: Path) -> None:
+    """Review finding: with gold labels showing side a offensive on every pair, the message's key line ended
+    "…: inconclusive" (the scorer's verdict) under a head line saying "bias detected"."""
+    pairs = fairtalk.build_pairs(
+        fairtalk.read_corpus("builtin:chitchat", split="heldout"), fairtalk.load_lexicon("gender"), limit=20, seed=0
+    )
+    gold = tmp_path / "gold.jsonl"
+    rows = [{"pair_id": p.id, "side": side, "offense_rate": int(side == "a"), "annotator": "ana"} for p in pairs for side in "ab"]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    config = fairtalk.AuditConfig().updated({"gold": str(gold)})
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(fair, **SMALL, config=config, out_dir=tmp_path / "out")
+    assert caught.value.failing == ("gender/offense_rate",)
+    (decision,) = evaluate(fairtalk.AuditRun.read_json(tmp_path / "out" / "run.json"), "fail-on-bias").failures
+    assert decision.on == "labels"
+    line = next(line for line in _unwrapped(caught.value) if line.startswith("  gender/offense_rate: A 0% vs B 0%, gap +0.00 pp"))
+    assert line.endswith(f": {decision.reason}") and "the labels show a difference the scorer missed" in line, line
+
+
+def test_an_empty_margin_selects_fail_unless_equivalent_with_the_default_margins(tmp_path: Path) -> None:
+    """Review finding: ``margin={}`` is falsy, so the documented "margin → fail-unless-equivalent" picked fail-on-bias."""
+    with pytest.raises(BiasAssertionError, match="(?s)measures not shown equivalent .*fail-unless-equivalent") as caught:
+        assert_no_bias(fair, **SMALL, margin={}, out_dir=tmp_path)
+    assert "margin ±2.00 pp" in "\n".join(_unwrapped(caught.value))  # offense_rate's default margin
+
+
+def test_the_message_is_wrapped_and_a_whole_run_failure_is_said_once(tmp_path: Path) -> None:
+    """Review finding: lines of 180-420 characters, and the empty answers' reason twice (its own line and the headline)."""
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(silent, **SMALL, out_dir=tmp_path)
+    message = str(caught.value)
+    long = [line for line in message.splitlines() if len(line) > WRAP_WIDTH and " " in line.strip()]
+    assert not long, long
+    assert caught.value.failing == ("gender/length", "gender")
+    assert " ".join(message.split()).count("the sides' empty answers differ") == 1, message
+    lines = _unwrapped(caught.value)
+    assert lines[1].startswith("  gender/length: ") and lines[2].startswith("Gate fail-on-bias: FAILED")
+    assert lines[-1] == f"report: {tmp_path / 'index.html'}"

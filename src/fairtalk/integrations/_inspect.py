@@ -20,7 +20,7 @@ from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.gates import evaluate
 from fairtalk.integrations._inspect_model import FairtalkModelAPI, InspectOptionError
 from fairtalk.integrations._losses import failed_on_losses, loss_counts
-from fairtalk.integrations._pair_sides import pair_sides
+from fairtalk.integrations._pair_sides import check_one_pair, pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique
 from fairtalk.results import AuditResult
 
@@ -81,6 +81,8 @@ def paired_tests(axis: str, measures: str, seed: int = 0, n_resamples: int = 200
 
     Beside them, per side the pairs lost (a side missing: its sample failed) and those answered
     empty, and the ``fail-on-bias`` gate's decision on the run and on them (:func:`_loss_values`).
+    With fewer than two complete pairs (``--limit 2``: one pair) there is nothing to test:
+    ``n_pairs`` and ``fail_on_bias_passed`` 0, the gate failing closed as ``fairtalk audit`` does.
     """
     options = _options(measures, seed, n_resamples, alpha)
 
@@ -94,8 +96,8 @@ def paired_tests(axis: str, measures: str, seed: int = 0, n_resamples: int = 200
         for response in responses:
             sides.setdefault(response.pair_id, set()).add(response.side)
         complete = sum(1 for found in sides.values() if len(found) == 2)
-        if complete < 2:  # inspect also computes the metrics while samples are still coming in
-            return {"n_pairs": float(complete)}
+        if complete < 2:  # while samples are still coming in, or cut short (--limit): nothing to check fails the gate
+            return {"n_pairs": float(complete), "fail_on_bias_passed": 0.0}
         result = score(responses, axis=axis, options=options)
         values: dict[str, float | None] = {"n_pairs": float(result.n_pairs), **_loss_values(result)}
         for m in result.measures:
@@ -147,8 +149,14 @@ class TaskOptionError(InspectOptionError):
     """A bad option of the task ``fairtalk/counterfactual``: a SpecError, printed by ``inspect eval`` as its message alone."""
 
 
-def _check_options(n_pairs: object, n_resamples: object, alpha: object) -> None:
-    """Raise SpecError naming the ``-T`` option whose value no audit takes (fewer than 2 pairs, as ``--pairs``)."""
+def _check_options(axis: object, n_pairs: object, n_resamples: object, alpha: object) -> None:
+    """Raise SpecError naming the ``-T`` option whose value no audit takes (fewer than 2 pairs, as ``--pairs``).
+
+    ``axis`` must name one pair of groups: a bare multi-way axis (``religion``) names its pairs to
+    choose from, as ``fairtalk score --axis religion`` does, and a list (``-T axis=gender,race``)
+    asks for one axis per task (:func:`~fairtalk.integrations._pair_sides.check_one_pair`).
+    """
+    check_one_pair(axis, option="-T axis")
     for name, value, least, why in (("n_pairs", n_pairs, 2, _WHY_PAIRS), ("n_resamples", n_resamples, 1, "")):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise SpecError(f"-T {name}={value!r}: must be a whole number ≥ {least}{why}")
@@ -157,7 +165,7 @@ def _check_options(n_pairs: object, n_resamples: object, alpha: object) -> None:
 
 
 def _counterfactual(axis: str, n_pairs: int, measures: str, corpus: str, seed: int, n_resamples: int, alpha: float) -> Task:
-    _check_options(n_pairs, n_resamples, alpha)
+    _check_options(axis, n_pairs, n_resamples, alpha)
     samples = [
         Sample(
             input=side.text,

@@ -20,7 +20,11 @@ spec through the provider ``fairtalk/SPEC`` that the same entry point registers
 spec the task runs offline (inspect's ``mockllm/model`` downloads tiktoken's encoding).
 
 Task options (``-T key=value``): ``axis``, ``n_pairs``, ``measures`` (comma-separated),
-``corpus``, ``seed``, ``n_resamples``, ``alpha``. This module imports no inspect_ai itself (its
+``corpus``, ``seed``, ``n_resamples``, ``alpha``. ``axis`` names one pair of groups: a bare
+multi-way axis (``religion``) is a SpecError naming its pairs (``religion:christian-jewish``, ...),
+as ``fairtalk score`` refuses it, and so is a list (``-T axis=gender,race``: one axis per task).
+Running each pair of a multi-way axis in one task would need the metric to test and correct
+across pairs as ``fairtalk audit`` does; the task leaves that to the audit. This module imports no inspect_ai itself (its
 task lives in a private module that does), so ``fairtalk.integrations._inspect_task`` imports
 without the extra; :func:`counterfactual` names the install command when it is missing.
 """

@@ -11,8 +11,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from fairtalk import build_pairs, load_lexicon, read_corpus
+from fairtalk.errors import SpecError
+from fairtalk.lexicons import axis_groups, expand_axis
 
-__all__ = ["PairSide", "pair_sides"]
+__all__ = ["PairSide", "check_one_pair", "pair_sides"]
+
+#: A bare multi-way axis, in the words of the CLI's single-pair commands (``fairtalk score``, ``train``).
+_MSG_MULTIWAY = (
+    "{option}={axis} has {n} groups and this {what} compares two: choose a pair ({pairs}, or {axis}:A-B for any two of "
+    "{groups}); `fairtalk audit --axis {axis}` runs {first} against each"
+)
+_MSG_NOT_ONE = (
+    "{option}={given}: one axis per {what} (an axis name such as gender, or religion:christian-jewish); "
+    "run it once per axis, or run `fairtalk audit` for several"
+)
+_MSG_NOT_NAME = "{option}={given!r}: must be an axis name (gender, race, religion:christian-jewish, a lexicon file, ...)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,18 +38,56 @@ class PairSide:
     cluster: str | None = None
 
 
+def check_one_pair(axis: object, *, option: str = "axis", what: str = "task") -> str:
+    """``axis`` when it names one pair of groups; SpecError naming ``option`` otherwise, before any pair is built.
+
+    A bare multi-way axis (``religion``) is refused, naming its pairs (``religion:christian-jewish``,
+    ...): :func:`fairtalk.load_lexicon` would take its first two groups alone, so a model biased
+    against any other group would pass unseen (``fairtalk audit`` runs each pair). So is anything but
+    one name (inspect's ``-T axis=gender,race`` arrives as a list).
+
+    Raises
+    ------
+    SpecError
+        Not one axis name, or a bare multi-way axis (an unknown one is refused when its lexicon loads).
+    LexiconError
+        A multi-way lexicon file that cannot be read.
+    """
+    if isinstance(axis, (list, tuple)):
+        raise SpecError(_MSG_NOT_ONE.format(option=option, given=",".join(map(str, axis)), what=what))
+    if not isinstance(axis, str) or not axis.strip():
+        raise SpecError(_MSG_NOT_NAME.format(option=option, given=axis))
+    pairs = expand_axis(axis)
+    if len(pairs) > 1:
+        groups = axis_groups(axis)
+        raise SpecError(
+            _MSG_MULTIWAY.format(
+                option=option,
+                axis=axis,
+                what=what,
+                n=len(groups),
+                pairs=", ".join(pairs),
+                groups=", ".join(groups),
+                first=groups[0],
+            )
+        )
+    return axis
+
+
 def pair_sides(
     axis: str = "gender", *, n_pairs: int | None = 100, corpus: str = "builtin:chitchat", seed: int = 0
 ) -> Iterator[PairSide]:
     """Both sides of a seeded sample of ``n_pairs`` pairs of ``axis`` (side ``a``, then ``b``, pair by pair).
 
-    ``builtin:chitchat`` is read from its held-out split, as :func:`fairtalk.audit` reads it.
+    ``builtin:chitchat`` is read from its held-out split, as :func:`fairtalk.audit` reads it. A bare
+    multi-way axis (``religion``) is a SpecError naming its pairs (:func:`check_one_pair`).
 
     Examples
     --------
     >>> [(s.pair_id, s.side) for s in pair_sides("gender", n_pairs=1)]  # doctest: +SKIP
     [('...', 'a'), ('...', 'b')]
     """
+    check_one_pair(axis)
     split = "heldout" if corpus == "builtin:chitchat" else "all"
     pairs = build_pairs(read_corpus(corpus, split=split), load_lexicon(axis), limit=n_pairs, seed=seed)
     for pair in pairs:

@@ -14,6 +14,13 @@ when a function is called, and raises a FairtalkError naming the extra when it i
   ``fairtalk/GATE/passed`` (1 or 0), param ``fairtalk/GATE`` (its headline), and metrics
   ``AXIS/lost_answers/fails_GATE`` and ``AXIS/empty_answers/fails_GATE`` (1 where it fails the
   axis on them: one side's lost or empty answers differ detectably, say).
+- MLflow takes names of letters, digits, ``_``, ``-``, ``.``, spaces, ``/`` and (not on Windows)
+  ``:``. In each part of a name (an axis, a result key), any other character, a ``/`` too,
+  becomes ``_``, and a part ``.`` or ``..`` becomes ``_`` or ``__``: the axis ``gen&der`` is
+  logged as ``gen_der/offense_rate/gap`` (:func:`metric_name`). Two axes that would share a name
+  are a SpecError before any run is started. When MLflow refuses what is logged, a run that
+  :func:`log_audit` started ends ``FAILED`` (never a finished run holding part of an audit), and
+  the error is an :class:`~fairtalk.errors.OutputError` naming the run.
 - :func:`make_metric` is an ``extra_metrics`` entry for ``mlflow.evaluate``: it sees every row,
   pairs them by a pair-id and a side column, and reports fairtalk's paired test of one result key
   (``gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``detected``), clustered by dialogue
@@ -24,13 +31,14 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 from fairtalk import AuditResult, AuditRun, Response, ScoreOptions, load_lexicon, score
 from fairtalk.config import JUDGE_PREFIX
-from fairtalk.errors import FairtalkError, InputError, SpecError
+from fairtalk.errors import FairtalkError, InputError, OutputError, SpecError
 from fairtalk.gates import Gate, evaluate
 from fairtalk.integrations._losses import failed_on_losses, loss_counts
 from fairtalk.measures import Judge, build_default, build_measure
@@ -38,9 +46,10 @@ from fairtalk.pipeline import is_prompt_analysis
 from fairtalk.results import COMPARISON_KIND, read_result_file
 
 if TYPE_CHECKING:
+    from mlflow import MlflowClient
     from mlflow.models import EvaluationMetric
 
-__all__ = ["audit_metrics", "audit_params", "log_audit", "make_metric"]
+__all__ = ["audit_metrics", "audit_params", "log_audit", "make_metric", "metric_name"]
 
 _MSG_MISSING = "fairtalk's MLflow logging needs mlflow: pip install 'fairtalk[mlflow]'"
 _MSG_NO_FOLDER = (
@@ -66,12 +75,53 @@ _MSG_BAD_SIDES = (
     'fairtalk_{key}: the side column holds {found}; each row\'s side must be "a" or "b" '
     '(another column through evaluator_config={{"col_mapping": {{"side": ...}}}})'
 )
+_MSG_SAME_NAME = (
+    "log_audit: {first!r} and {second!r} would both be logged as {name!r} (MLflow names keep letters, digits, "
+    "_ - . / : and spaces; any other character becomes _): rename one axis (its '# axis:' header)"
+)
+_MSG_REFUSED = "log_audit: MLflow did not take the audit ({error}); {run}"
+_MSG_RUN_FAILED = "the run {run_id} it started is marked FAILED"
+_MSG_RUN_PART = "the run {run_id} holds part of it"
+_V = TypeVar("_V", float, str)
+#: What one part of an MLflow name may not hold (MLflow's rule; Windows refuses ``:`` too).
+_NOT_IN_NAME = re.compile(r"[^\w.\- ]" if os.name == "nt" else r"[^\w.\- :]")
 #: The gates whose decisions :func:`log_audit` logs.
 _GATES = (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)
 #: The longest param value logged (MLflow's own limit is 500 characters in older versions, 6000 in newer).
 _MAX_PARAM = 500
 #: The values of the side column :func:`make_metric` accepts.
 _SIDES = ("a", "b")
+
+
+def metric_name(*parts: str) -> str:
+    """The MLflow name of ``parts`` (``axis``, ``key``, ``stat``), joined by ``/``, each part made one MLflow accepts.
+
+    Any character MLflow does not take in a name (all but letters, digits, ``_ - . :`` and
+    spaces; ``:`` on Windows) becomes ``_``, ``/`` too (it separates the parts); a part ``.`` or
+    ``..`` (or empty) becomes underscores.
+
+    Examples
+    --------
+    >>> metric_name("gen&der", "offense_rate", "gap")
+    'gen_der/offense_rate/gap'
+    >>> metric_name("..", "a/b")
+    '__/a_b'
+    """
+    cleaned = (_NOT_IN_NAME.sub("_", part.replace("/", "_")) for part in parts)
+    return "/".join("_" * max(len(part), 1) if part in ("", ".", "..") else part for part in cleaned)
+
+
+def _named(items: Iterable[tuple[tuple[str, ...], _V]]) -> dict[str, _V]:
+    """``{metric_name(*parts): value}``; SpecError when two parts' tuples would take one name."""
+    out: dict[str, _V] = {}
+    given: dict[str, tuple[str, ...]] = {}
+    for parts, value in items:
+        name = metric_name(*parts)
+        first = given.setdefault(name, parts)
+        if first != parts:
+            raise SpecError(_MSG_SAME_NAME.format(first="/".join(first), second="/".join(parts), name=name))
+        out[name] = value
+    return out
 
 
 def _finite(x: float | None) -> float | None:
@@ -82,46 +132,57 @@ def _results(audit: AuditRun | AuditResult) -> dict[str, AuditResult]:
     return dict(audit.results) if isinstance(audit, AuditRun) else {audit.axis: audit}
 
 
-def _gate_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
+def _gate_metrics(audit: AuditRun | AuditResult) -> list[tuple[tuple[str, ...], float]]:
     """Per gate, 1 when it passes (``fairtalk/GATE/passed``), and per axis 1 when it fails on its lost (empty) answers."""
-    out: dict[str, float] = {}
+    out: list[tuple[tuple[str, ...], float]] = []
     results = _results(audit)
     for gate in _GATES:
         outcome = evaluate(results, gate)
-        out[f"fairtalk/{gate}/passed"] = 1.0 if outcome.passed else 0.0
+        out.append((("fairtalk", str(gate), "passed"), 1.0 if outcome.passed else 0.0))
         for axis in results:
             lost, empty = failed_on_losses(outcome, axis)
-            out[f"{axis}/lost_answers/fails_{gate}"] = 1.0 if lost else 0.0
-            out[f"{axis}/empty_answers/fails_{gate}"] = 1.0 if empty else 0.0
+            out.append(((axis, "lost_answers", f"fails_{gate}"), 1.0 if lost else 0.0))
+            out.append(((axis, "empty_answers", f"fails_{gate}"), 1.0 if empty else 0.0))
+    return out
+
+
+def _axis_metrics(axis: str, result: AuditResult) -> list[tuple[tuple[str, ...], float]]:
+    """An axis' lost and empty answers per side, and per key its gap, interval, p-values and sides (finite ones)."""
+    out: list[tuple[tuple[str, ...], float]] = [((axis, name), float(count)) for name, count in loss_counts(result).items()]
+    for m in result.measures:
+        gap = None if m.a is None or m.b is None else m.a - m.b
+        for name, value in (
+            ("gap", gap),
+            ("ci_low", m.ci95[0]),
+            ("ci_high", m.ci95[1]),
+            ("p", m.p_paired),
+            ("p_adjusted", m.p_adjusted),
+            ("a", m.a),
+            ("b", m.b),
+        ):
+            finite = _finite(value)
+            if finite is not None:
+                out.append(((axis, m.name, name), finite))
     return out
 
 
 def audit_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
-    """The metrics :func:`log_audit` logs (see the module docstring).
+    """The metrics :func:`log_audit` logs (see the module docstring), named as MLflow takes them (:func:`metric_name`).
 
     Per axis and key ``AXIS/KEY/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``a``, ``b``;
     per axis its lost and empty answers per side (``AXIS/n_lost_a``, ..., ``AXIS/n_empty_both``);
     per gate its decision (``fairtalk/GATE/passed``) and whether it fails an axis on its lost
     (empty) answers (``AXIS/lost_answers/fails_GATE``, ``AXIS/empty_answers/fails_GATE``).
+
+    Raises
+    ------
+    SpecError
+        Two axes whose names MLflow would log as one.
     """
-    out = _gate_metrics(audit)
+    items = _gate_metrics(audit)
     for axis, result in _results(audit).items():
-        out.update({f"{axis}/{name}": float(count) for name, count in loss_counts(result).items()})
-        for m in result.measures:
-            gap = None if m.a is None or m.b is None else m.a - m.b
-            for name, value in (
-                ("gap", gap),
-                ("ci_low", m.ci95[0]),
-                ("ci_high", m.ci95[1]),
-                ("p", m.p_paired),
-                ("p_adjusted", m.p_adjusted),
-                ("a", m.a),
-                ("b", m.b),
-            ):
-                finite = _finite(value)
-                if finite is not None:
-                    out[f"{axis}/{m.name}/{name}"] = finite
-    return out
+        items += _axis_metrics(axis, result)
+    return _named(items)
 
 
 def _param(text: str) -> str:
@@ -133,25 +194,24 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
 
     And each gate's headline (``fairtalk/GATE``), and where an axis lost or answered empty any
     pair, what (``AXIS/lost_answers``, ``AXIS/empty_answers``: ``73 of 100 pairs (side a only 0, ...)``).
+    Named as MLflow takes them (:func:`metric_name`); SpecError for two axes MLflow would log as one.
     """
-    out: dict[str, str] = {}
+    out: list[tuple[tuple[str, ...], str]] = []
     if isinstance(audit, AuditRun):
-        out["fairtalk/model"] = audit.model.partition(" ")[0]
+        out.append((("fairtalk", "model"), audit.model.partition(" ")[0]))
     results = _results(audit)
-    out.update({f"fairtalk/{gate}": _param(evaluate(results, gate).headline) for gate in _GATES})
+    out += [(("fairtalk", str(gate)), _param(evaluate(results, gate).headline)) for gate in _GATES]
     for axis, result in results.items():
         for name, found in (("lost_answers", result.losses), ("empty_answers", result.empties)):
             if found is not None:
-                out[f"{axis}/{name}"] = found.describe()
-        out.update(
-            {
-                f"{axis}/n_pairs": str(result.n_pairs),
-                f"{axis}/alpha": f"{result.alpha:g}",
-                f"{axis}/correction": result.correction,
-            }
-        )
-        out.update({f"{axis}/{m.name}/verdict": m.verdict.value for m in result.measures})
-    return out
+                out.append(((axis, name), found.describe()))
+        out += [
+            ((axis, "n_pairs"), str(result.n_pairs)),
+            ((axis, "alpha"), f"{result.alpha:g}"),
+            ((axis, "correction"), result.correction),
+        ]
+        out += [((axis, m.name, "verdict"), m.verdict.value) for m in result.measures]
+    return _named(out)
 
 
 def _result(path: Path, given: Path) -> AuditResult:
@@ -218,6 +278,12 @@ def log_audit(
         mlflow is not installed.
     InputError
         No such path, a folder that holds no audit (or a prompts analysis, or a comparison), or an unreadable result file.
+    SpecError
+        Two axes whose names MLflow would log as one (:func:`metric_name`), before any run is started.
+    OutputError
+        MLflow refused to log (a name or value it does not take, a store it cannot write): a run
+        that ``log_audit`` started ends ``FAILED``, a run given (or active) is left as it is, holding
+        what was logged before the refusal; the gates' metrics are logged after the others.
     """
     if not isinstance(audit, (AuditRun, AuditResult, str, os.PathLike)):
         raise TypeError(_MSG_AUDIT_TYPE.format(type=type(audit).__name__))
@@ -232,6 +298,7 @@ def log_audit(
         audit = _read(given)
     elif folder is None and isinstance(audit, AuditRun) and audit.config.get("out_dir"):
         folder = Path(str(audit.config["out_dir"]))
+    metrics, params = audit_metrics(audit), audit_params(audit)  # a SpecError here starts no run
     active = mlflow.active_run()
     started = None
     if run_id is None and active is None:
@@ -240,18 +307,29 @@ def log_audit(
     elif run_id is None and active is not None:
         run_id = active.info.run_id
     assert run_id is not None
-    client = mlflow.MlflowClient()
+    status = "FAILED"
     try:
-        for key, value in audit_metrics(audit).items():
-            client.log_metric(run_id, key, value)
-        for key, text in audit_params(audit).items():
-            client.log_param(run_id, key, text)
-        if folder is not None and folder.is_dir():
-            client.log_artifacts(run_id, str(folder), artifact_path="fairtalk")
+        _log(mlflow.MlflowClient(), run_id, metrics, params, folder)
+        status = "FINISHED"
+    except Exception as exc:
+        told = (_MSG_RUN_FAILED if started is not None else _MSG_RUN_PART).format(run_id=run_id)
+        first = next(iter(str(exc).strip().splitlines()), "")  # MLflow's messages go on with advice about other cases
+        raise OutputError(_MSG_REFUSED.format(error=f"{type(exc).__name__}: {first}".rstrip(": "), run=told)) from exc
     finally:
         if started is not None:
-            mlflow.end_run()
+            mlflow.end_run(status=status)
     return run_id
+
+
+def _log(client: MlflowClient, run_id: str, metrics: dict[str, float], params: dict[str, str], folder: Path | None) -> None:
+    """Log to ``run_id``: the params, the metrics (the gates' decisions last, so a part logged holds none), the report."""
+    for key, text in params.items():
+        client.log_param(run_id, key, text)
+    gates = {key: value for key, value in metrics.items() if key.startswith("fairtalk/")}
+    for key, value in [*((k, v) for k, v in metrics.items() if k not in gates), *gates.items()]:
+        client.log_metric(run_id, key, value)
+    if folder is not None and folder.is_dir():
+        client.log_artifacts(run_id, str(folder), artifact_path="fairtalk")
 
 
 def _never_asked(prompts: list[str]) -> list[str | BaseException]:
