@@ -136,3 +136,73 @@ def test_score_with_labels_showing_a_gap_fails_the_gate_in_the_exit_code_json_ju
     (gate,) = json.loads(done.stdout)["gates"]
     assert not gate["passed"] and said in gate["headline"]
     assert gate["failures"][0]["reason"].startswith("the labels show a difference the scorer missed (labelled gap +100.00 pp")
+
+
+def _no_margin_key(ppi: PPIEstimate | None) -> AuditResult:
+    """A judge score answered alike on every pair: no margin, shown equivalent by the identical-answers bound."""
+    from fairtalk.stats import METHOD_IDENTICAL
+
+    note = "identical on all 600 pairs (153 dialogues): at most 1.94% of dialogues could differ (95% one-sided exact bound)"
+    key = TestedKey("judge_score", "count", 3.0, 3.0, 0.0, None, None, None, "none", (None, None), None, "", notes=(note,))
+    m = MeasureResult(
+        key,
+        p_adjusted=None,
+        equivalence_margin=None,
+        p_equivalence=0.045,
+        equivalent=True,
+        equivalence_test=METHOD_IDENTICAL,
+        verdict=Verdict.EQUIVALENT,
+        ppi=ppi,
+    )
+    return AuditResult("gender", ("m", "f"), 600, (m,))
+
+
+def test_labels_showing_a_gap_on_a_key_with_no_margin_fail_the_equivalence_gate_and_plan_says_so() -> None:
+    """Review: a judge score labelled 1 vs 5 on 60 pairs passed fail-unless-equivalent, its margin null."""
+    from fairtalk.gates import at_any_size, labels_findings
+
+    result = _no_margin_key(_ppi(-4.239, -3.761, 60))
+    outcome = evaluate(result, Gate.FAIL_UNLESS_EQUIVALENT)
+    assert not outcome.passed
+    (failure,) = outcome.failures
+    assert failure.on == "labels"
+    assert failure.labels.startswith("the labels show a difference and the key has no margin to show equivalence within")
+    assert failure.reason.startswith(failure.labels + "; the scorer: shown equivalent with no margin")
+    assert "the labels show a difference on gender/judge_score (labelled gap -4, 95% CI [-4.239, -3.761]" in outcome.headline
+    (lasting,) = at_any_size(result)
+    assert lasting.on == "labels" and "the key has no margin to show equivalence within" in lasting.reason
+    assert labels_findings(result).not_equivalent("judge_score")
+
+
+def test_labels_holding_zero_on_a_key_with_no_margin_keep_the_scorers_pass_but_say_they_could_not_confirm_it() -> None:
+    from fairtalk.gates import at_any_size
+
+    result = _no_margin_key(_ppi(-0.2, 0.3, 60))
+    outcome = evaluate(result, Gate.FAIL_UNLESS_EQUIVALENT)
+    assert outcome.passed
+    (decision,) = outcome.decisions
+    assert decision.on == "unconfirmed" and "the labels could not confirm it" in decision.reason
+    assert "the labels could not confirm gender/judge_score (labelled gap +0.05" in outcome.headline
+    assert at_any_size(result) == ()
+
+
+def test_an_equivalence_shown_with_no_margin_names_the_exact_bound_that_decided_it_not_a_margin_of_n_a() -> None:
+    """Review: a gate line read "distinct_1: passed — shown equivalent within ±n/a"."""
+    outcome = evaluate(_no_margin_key(None), Gate.FAIL_UNLESS_EQUIVALENT)
+    (decision,) = outcome.decisions
+    assert decision.passed and "n/a" not in decision.reason
+    assert decision.reason == (
+        "shown equivalent with no margin, by the exact bound on the share of units that could differ: identical on all "
+        "600 pairs (153 dialogues): at most 1.94% of dialogues could differ (95% one-sided exact bound), below the 2% the "
+        "rule allows where no margin applies"
+    )
+    assert outcome.headline.endswith(
+        "all 1 primary measure shown equivalent within the margin (1 with no margin: shown by the exact bound on the share "
+        "of units that could differ, below 2%)"
+    )
+
+
+def test_a_fail_on_bias_headline_says_the_labels_show_the_difference_not_that_the_scorer_detected_it() -> None:
+    outcome = evaluate(_result(Verdict.EQUIVALENT, _ppi(0.926, 1.0), equivalent=True), Gate.FAIL_ON_BIAS)
+    assert "1 of 1 primary measure with a difference shown by the labels (gender/offense_rate)" in outcome.headline
+    assert "difference detected" not in outcome.headline
