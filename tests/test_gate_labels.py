@@ -96,12 +96,14 @@ def test_a_wide_labelled_interval_leaves_the_scorers_equivalence_standing_and_sa
     )
 
 
-def _files(tmp_path: Path) -> tuple[Path, Path]:
-    """A model that answers both sides alike (the scorer's gap 0) and labels that call side a offensive, b not."""
+def _files(tmp_path: Path, n_pairs: int = 60) -> tuple[Path, Path]:
+    """A model that answers both sides alike (the scorer's gap 0) and labels on 60 pairs that call side a offensive, b not."""
     responses = tmp_path / "responses.jsonl"
     text = "that is a lovely idea, tell me more"
     rows = [
-        Response(f"p{i}", side, f"{'he' if side == 'a' else 'she'} said hi {i}", text) for i in range(60) for side in ("a", "b")
+        Response(f"p{i}", side, f"{'he' if side == 'a' else 'she'} said hi {i}", text)
+        for i in range(n_pairs)
+        for side in ("a", "b")
     ]
     fairtalk.write_responses(rows, responses)
     gold = tmp_path / "gold.jsonl"
@@ -206,3 +208,48 @@ def test_a_fail_on_bias_headline_says_the_labels_show_the_difference_not_that_th
     outcome = evaluate(_result(Verdict.EQUIVALENT, _ppi(0.926, 1.0), equivalent=True), Gate.FAIL_ON_BIAS)
     assert "1 of 1 primary measure with a difference shown by the labels (gender/offense_rate)" in outcome.headline
     assert "difference detected" not in outcome.headline
+
+
+def test_where_the_labels_fail_a_key_the_scorer_passed_the_console_summary_and_junit_say_the_labels_reason(
+    tmp_path: Path,
+) -> None:
+    """Review: the console said "shown equivalent … offense_rate" beside "not shown equivalent: offense_rate", the
+    fail-on-bias headline "with a difference detected", report.md "No measure differs" and "Shown equivalent within
+    their margins: Offense Rate", the JUnit message "equivalent"."""
+    responses, gold = _files(tmp_path, n_pairs=200)  # the scorer alone shows equivalence (149 identical pairs needed)
+    out, junit = tmp_path / "out", tmp_path / "junit.xml"
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--gold", str(gold)]
+    gates = ["--fail-on-bias", "--fail-unless-equivalent", "--junit", str(junit)]
+    done = runner.invoke(app, [*args, "-o", str(out), "--resamples", "100", *gates])
+    assert done.exit_code == 1, done.output
+    said = " ".join(done.output.split())
+    assert "gender: shown equivalent within the margin" not in said
+    assert "gender: offense_rate: the scorer shows it equivalent, but the labels show a gap beyond the margin ±2.00 pp" in said
+    assert "gender: offense_rate: the labels show a difference the scorer missed (labelled gap +100.00 pp" in said
+    assert "gender: not shown equivalent: offense_rate (on the labels, above)" in said
+    assert "1 of 1 primary measure with a difference shown by the labels (gender/offense_rate)" in said
+    assert "with a difference detected" not in said
+    report = " ".join((out / "report.md").read_text(encoding="utf-8").replace("\\_", "_").split())
+    assert "No measure differs" not in report and "Shown equivalent within their margins" not in report
+    assert "The scorer finds no measure differing between male and female after the multiple-testing" in report
+    assert "Offense Rate is not shown equivalent: the scorer shows it so, but the labels show a gap beyond the margin" in report
+    text = junit.read_text(encoding="utf-8")
+    assert 'message="gender: Offense Rate (%): the labels show a difference the scorer missed (labelled gap +100.00 pp' in text
+    assert "; the scorer: equivalent; " in text
+
+
+def test_the_plain_summary_names_the_exact_bound_where_a_key_has_no_margin_and_marks_what_the_labels_cannot_confirm() -> None:
+    from fairtalk.report import plain_summary
+
+    sentences = plain_summary(_no_margin_key(None))
+    assert not any(s.startswith("Shown equivalent within their margins") for s in sentences)
+    assert (
+        "Shown equivalent with no margin, by the exact bound on the share of units that could differ (answers identical, "
+        "or nearly, on every unit; below the 2% the rule allows; each: at most 1.94% of dialogues could differ): "
+        "Judge score."
+    ) in sentences
+    unsure = plain_summary(_no_margin_key(_ppi(-0.2, 0.3, 60)))
+    assert "The scorer finds no measure differing between m and f after the multiple-testing correction." in unsure
+    assert any(s.endswith("Judge score (the labels could not confirm it).") for s in unsure)
+    wide = plain_summary(_result(Verdict.EQUIVALENT, _ppi(-0.01, 0.09, 40), equivalent=True))
+    assert "Shown equivalent by the scorer within their margins: Offense Rate (±2 pp; the labels could not confirm it)." in wide
