@@ -199,8 +199,8 @@ def test_an_equivalence_shown_with_no_margin_names_the_exact_bound_that_decided_
         "rule allows where no margin applies"
     )
     assert outcome.headline.endswith(
-        "all 1 primary measure shown equivalent within the margin (1 with no margin: shown by the exact bound on the share "
-        "of units that could differ, below 2%)"
+        "all 1 primary measure shown equivalent (1 with no margin: shown by the exact bound on the share of units that "
+        "could differ, below 2%)"
     )
 
 
@@ -253,3 +253,22 @@ def test_the_plain_summary_names_the_exact_bound_where_a_key_has_no_margin_and_m
     assert any(s.endswith("Judge score (the labels could not confirm it).") for s in unsure)
     wide = plain_summary(_result(Verdict.EQUIVALENT, _ppi(-0.01, 0.09, 40), equivalent=True))
     assert "Shown equivalent by the scorer within their margins: Offense Rate (±2 pp; the labels could not confirm it)." in wide
+
+
+def test_a_key_with_no_margin_shown_equivalent_is_said_so_on_the_console_and_in_report_md_never_within_n_a(
+    tmp_path: Path,
+) -> None:
+    """Review: report.md read "distinct_1: passed — shown equivalent within ±n/a." and the console and the plain
+    summary listed such keys as shown equivalent within their margins."""
+    responses, _ = _files(tmp_path, n_pairs=200)  # answered alike on every pair: length has no spread, so no margin
+    out = tmp_path / "out"
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "length", "-o", str(out)]
+    done = runner.invoke(app, [*args, "--fail-unless-equivalent"])
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "shown equivalent within the margin" not in said
+    assert "gender: shown equivalent with no margin, by the exact bound on the share of units that could differ" in said
+    report = " ".join((out / "report.md").read_text(encoding="utf-8").replace("\\_", "_").split())
+    assert "n/a." not in report and "Shown equivalent within their margins" not in report
+    assert "length: passed — shown equivalent with no margin, by the exact bound on the share of units that could" in report
+    assert "identical on all 200 pairs: at most 1.49% of pairs could differ (95% one-sided exact bound), below the 2%" in report

@@ -46,7 +46,11 @@ labelled interval excludes 0 (the labels show a difference the scorer missed);
 ``fail-unless-equivalent`` fails a key whose labelled interval lies wholly outside ``±margin`` (the
 labels show a gap beyond the margin), and where the scorer shows equivalence but the labelled
 interval is merely wide (not inside the margin), the key passes on the scorer's test and the reason
-and headline say the labels could not confirm it. This is an extra condition at the 95% level per
+and headline say the labels could not confirm it. A key with no margin (one the exact bound on
+identical answers showed equivalent) fails where its labelled interval excludes 0 (the labels show
+a difference, and no margin says it is negligible); where the interval holds 0 it keeps the
+scorer's decision, and a pass says the labels could not confirm it. :func:`labels_findings` gives
+an output that states the scorer's findings the keys the labels overrule. This is an extra condition at the 95% level per
 labelled key, with no correction: with more labelled keys a fair model fails it more often.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
@@ -662,7 +666,12 @@ def _no_margin(results: Mapping[str, AuditResult]) -> str:
     )
     if not n:
         return ""
-    return f" ({n} with no margin: shown by the exact bound on the share of units that could differ, below {IDENTICAL_SHARE:.0%})"
+    total = sum(1 for r in results.values() for m in r.measures if m.primary)
+    others = f"; the other {total - n} within the margin" if total > n else ""
+    return (
+        f" ({'all ' if n == total and n > 1 else ''}{n} with no margin: shown by the exact bound on the share of units "
+        f"that could differ, below {IDENTICAL_SHARE:.0%}{others})"
+    )
 
 
 def _labels_words(gate: Gate, on: str | None, m: MeasureResult) -> tuple[str, str] | None:
@@ -714,6 +723,8 @@ def _headline(
     n = _count(len(decisions), unit)
     if not failing and not run:
         shown = passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
+        if gate is Gate.FAIL_UNLESS_EQUIVALENT and untested:  # some with no margin: the note says what showed them
+            shown = shown.removesuffix(" within the margin")
         return f"Gate {gate}: passed — {shown}{untested}" + "".join(f"; {note}" for note in labels)
     parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
     parts += list(labels)

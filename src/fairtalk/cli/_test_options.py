@@ -275,6 +275,7 @@ def _say_equivalence(name: str, r: AuditResult) -> None:
     line says what the labels show; one the labels could not confirm is marked so.
     """
     from fairtalk.gates import labels_findings
+    from fairtalk.stats import IDENTICAL_SHARE
 
     labels = labels_findings(r)
 
@@ -282,10 +283,17 @@ def _say_equivalence(name: str, r: AuditResult) -> None:
         return f"{key} (the labels could not confirm it)" if labels.unconfirmed_key(key) else key
 
     scorer = [m for m in r.measures if m.primary and m.equivalent and not labels.not_equivalent(m.name)]
-    equivalent = [marked(m.name) for m in scorer if not m.detected()]
+    equivalent = [marked(m.name) for m in scorer if not m.detected() and m.equivalence_margin is not None]
+    no_margin = [marked(m.name) for m in scorer if not m.detected() and m.equivalence_margin is None]
     small = [marked(m.name) for m in scorer if m.detected()]
     if equivalent:
         say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
+    if no_margin:  # the exact bound on identical answers showed it: no margin was
+        say(
+            f"{name}: shown equivalent with no margin, by the exact bound on the share of units that could differ "
+            f"(below {IDENTICAL_SHARE:.0%}): {', '.join(no_margin)}",
+            style="green",
+        )
     for d in labels.beyond:
         say(f"{name}: {d.key}: the scorer shows it equivalent, but {d.labels}", style="bold red")
     if small:
