@@ -46,7 +46,11 @@ labelled interval excludes 0 (the labels show a difference the scorer missed);
 ``fail-unless-equivalent`` fails a key whose labelled interval lies wholly outside ``±margin`` (the
 labels show a gap beyond the margin), and where the scorer shows equivalence but the labelled
 interval is merely wide (not inside the margin), the key passes on the scorer's test and the reason
-and headline say the labels could not confirm it. This is an extra condition at the 95% level per
+and headline say the labels could not confirm it. A key with no margin (one the exact bound on
+identical answers showed equivalent) fails where its labelled interval excludes 0 (the labels show
+a difference, and no margin says it is negligible); where the interval holds 0 it keeps the
+scorer's decision, and a pass says the labels could not confirm it. :func:`labels_findings` gives
+an output that states the scorer's findings the keys the labels overrule. This is an extra condition at the 95% level per
 labelled key, with no correction: with more labelled keys a fair model fails it more often.
 
 A gate fails closed: nothing to check (no axis, an axis without a primary measure, no primary key
@@ -79,9 +83,17 @@ from enum import StrEnum
 
 from fairtalk.errors import SpecError
 from fairtalk.results import AuditResult, AuditRun, GapChange, MeasureResult, ModelComparison, PairLosses, Verdict
-from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, design_effect, paired_test, rate_equivalence
+from fairtalk.stats import (
+    IDENTICAL_SHARE,
+    METHOD_FEW_DIFFERING,
+    METHOD_FEW_DISCORDANT,
+    METHOD_IDENTICAL,
+    design_effect,
+    paired_test,
+    rate_equivalence,
+)
 
-__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "at_any_size", "evaluate"]
+__all__ = ["LOSS_MARGIN", "Gate", "GateOutcome", "KeyDecision", "LabelsFindings", "at_any_size", "evaluate", "labels_findings"]
 
 LOSS_MARGIN = 0.02
 """The margin within which the two sides' loss rates (pairs lost / pairs asked) must be shown equivalent: ±2 points."""
@@ -116,7 +128,9 @@ class KeyDecision:
     ``"lost"`` (its lost answers) or ``"empty"`` (its empty answers); for a key, ``"labels"`` where
     its labelled estimate decided against the scorer's verdict (a failure the scorer alone passed)
     and ``"unconfirmed"`` where it passed on the scorer's test but its labels could not confirm it;
-    None otherwise.
+    None otherwise. ``labels``: where ``on`` is one of those two, what the labels showed, in one
+    clause with their evidence (``the labels show a difference the scorer missed (labelled gap …)``),
+    for an output to state it first; else empty.
     """
 
     axis: str | None
@@ -124,6 +138,7 @@ class KeyDecision:
     passed: bool
     reason: str
     on: str | None = None
+    labels: str = ""
 
     @property
     def name(self) -> str:
@@ -211,15 +226,41 @@ def _audit_margin(m: MeasureResult) -> str:
     return f"±{100 * m.equivalence_margin:.2f} pp"
 
 
+#: The exact rules that decide equivalence from how few units differ, not from an interval.
+_BOUND_METHODS = (METHOD_IDENTICAL, METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT)
+
+
+def _bound_note(m: MeasureResult) -> str | None:
+    """The note of the exact bound that decided ``m``'s equivalence (``identical on all 700 pairs …``), or None."""
+    return next((note for note in m.notes if "one-sided exact bound" in note), None)
+
+
+def _shown_by_bound(m: MeasureResult, margin: str) -> str:
+    """Why ``m`` was shown equivalent by an exact bound on how many units differ, naming the criterion used.
+
+    With a margin, the bound lies within it; with none (a corpus key, or a key whose answers show
+    no spread to scale one by), the share of units that could differ lies below
+    :data:`~fairtalk.stats.IDENTICAL_SHARE`: that share, not a margin, is what was shown.
+    """
+    found = _bound_note(m) or str(m.equivalence_test)
+    if m.equivalence_margin is None:
+        return (
+            f"shown equivalent with no margin, by the exact bound on the share of units that could differ: {found}, "
+            f"below the {IDENTICAL_SHARE:.0%} the rule allows where no margin applies"
+        )
+    return f"shown equivalent within {margin} by the exact bound on the share of units that could differ: {found}"
+
+
 def _on_equivalence(m: MeasureResult) -> tuple[bool, str]:
     margin = _audit_margin(m)
     if m.equivalent:
         if m.verdict is Verdict.DIFFERENT:
             return True, f"a difference, but the whole interval lies inside the margin {margin}: equivalent"
+        if m.equivalence_test in _BOUND_METHODS:
+            return True, _shown_by_bound(m, margin)
         return True, f"shown equivalent within {margin}"
     if m.equivalence_test in (METHOD_IDENTICAL, METHOD_FEW_DIFFERING):  # too few units differ to test: the bound decides
-        found = next((note for note in m.notes if "one-sided exact bound" in note), None)
-        return False, f"not shown equivalent: {found or m.equivalence_test} ({_equivalence_p(m)})"
+        return False, f"not shown equivalent: {_bound_note(m) or m.equivalence_test} ({_equivalence_p(m)})"
     if m.not_tested is not None:
         return False, m.not_tested
     if m.equivalence_margin is None:
@@ -255,45 +296,77 @@ def _labels_said(m: MeasureResult) -> str:
     )
 
 
-def _with_labels(m: MeasureResult, gate: Gate, passed: bool, reason: str) -> tuple[bool, str, str | None]:
-    """The scorer's decision on ``m`` read beside its labelled estimate: ``(passed, reason, on)``, fail-closed.
+#: Where a key has no margin and its labelled interval excludes 0: what the labels show.
+_NO_MARGIN_DIFFER = "the labels show a difference and the key has no margin to show equivalence within"
+#: Where a key has no margin and its labelled interval holds 0: what the labels cannot do.
+_NO_MARGIN_UNCONFIRMED = "the labels could not confirm it"
+
+
+def _labels_on_bias(said: str, passed: bool, reason: str) -> tuple[bool, str, str | None, str]:
+    """``fail-on-bias`` beside ``m``'s labelled interval, which excludes 0: ``(passed, reason, on, labels)``."""
+    labels = f"the labels show a difference the scorer missed ({said}: the interval excludes 0)"
+    if passed:
+        return False, f"{labels}; the scorer: {reason}", "labels", labels
+    return False, f"{reason}; the labels show a difference too ({said}: the interval excludes 0)", None, ""
+
+
+def _labels_no_margin(interval: tuple[float, float], said: str, passed: bool, reason: str) -> tuple[bool, str, str | None, str]:
+    """``fail-unless-equivalent`` on a key with no margin beside its labelled interval, fail-closed.
+
+    An interval that excludes 0 fails the key: the labels show a difference, and with no margin
+    nothing says it is negligible. One that holds 0 leaves the scorer's decision, and a pass says
+    the labels could not confirm it (with no margin they cannot show equivalence).
+    """
+    low, high = interval
+    if not low <= 0 <= high:
+        labels = f"{_NO_MARGIN_DIFFER} ({said}: the interval excludes 0)"
+        if passed:
+            return False, f"{labels}; the scorer: {reason}", "labels", labels
+        return False, f"{reason}; the labels show a difference too ({said}: the interval excludes 0)", None, ""
+    if not passed:
+        return False, reason, None, ""
+    labels = f"{_NO_MARGIN_UNCONFIRMED} ({said}: the interval holds 0, but with no margin it cannot show equivalence)"
+    return True, f"{reason}; {labels}", "unconfirmed", labels
+
+
+def _with_labels(m: MeasureResult, gate: Gate, passed: bool, reason: str) -> tuple[bool, str, str | None, str]:
+    """The scorer's decision on ``m`` read beside its labelled estimate: ``(passed, reason, on, labels)``, fail-closed.
 
     ``fail-on-bias`` fails where the labelled 95% interval excludes 0; ``fail-unless-equivalent``
-    where it lies wholly outside ``±margin``. Where the scorer's equivalence stands but the labelled
-    interval is not inside the margin, the key passes and the reason says the labels could not confirm it.
+    where it lies wholly outside ``±margin``, or, for a key with no margin, where it excludes 0.
+    Where the scorer's equivalence stands but the labelled interval is not inside the margin (or
+    the key has none), the key passes and the reason says the labels could not confirm it.
+    ``labels`` is what the labels showed where they decided or left it unconfirmed (else empty).
     """
     interval = _labelled(m)
     if interval is None:
-        return passed, reason, None
+        return passed, reason, None, ""
     low, high = interval
     said = _labels_said(m)
     if gate is Gate.FAIL_ON_BIAS:
         if low <= 0 <= high:
-            return passed, reason, None
-        if passed:
-            return (
-                False,
-                f"the labels show a difference the scorer missed ({said}: the interval excludes 0); the scorer: {reason}",
-                "labels",
-            )
-        return False, f"{reason}; the labels show a difference too ({said}: the interval excludes 0)", None
+            return passed, reason, None, ""
+        return _labels_on_bias(said, passed, reason)
     margin = m.equivalence_margin
     if margin is None or not math.isfinite(margin):
-        return passed, reason, None
+        return _labels_no_margin(interval, said, passed, reason)
     width = _audit_margin(m)
     if low > margin or high < -margin:
         if passed:
-            return (
-                False,
-                f"the labels show a gap beyond the margin {width} ({said}: the interval lies outside it); the scorer: {reason}",
-                "labels",
-            )
-        return False, f"{reason}; the labels show a gap beyond the margin too ({said}: the interval lies outside {width})", None
+            labels = f"the labels show a gap beyond the margin {width} ({said}: the interval lies outside it)"
+            return False, f"{labels}; the scorer: {reason}", "labels", labels
+        return (
+            False,
+            f"{reason}; the labels show a gap beyond the margin too ({said}: the interval lies outside {width})",
+            None,
+            "",
+        )
     if not passed:
-        return False, reason, None
+        return False, reason, None, ""
     if -margin <= low and high <= margin:
-        return True, f"{reason}; the labels agree ({said}: the interval lies inside {width})", None
-    return True, f"{reason}; the labels could not confirm it ({said}: the interval is not inside {width})", "unconfirmed"
+        return True, f"{reason}; the labels agree ({said}: the interval lies inside {width})", None, ""
+    labels = f"the labels could not confirm it ({said}: the interval is not inside {width})"
+    return True, f"{reason}; {labels}", "unconfirmed", labels
 
 
 def _losses_differ(a: list[int], b: list[int], clusters: list[int] | None, alpha: float, noun: str) -> str | None:
@@ -390,14 +463,23 @@ def _side_gap(axis: str, losses: PairLosses, alpha: float, *, empty: bool) -> Ke
 
 
 def _key_beyond(axis: str, m: MeasureResult) -> KeyDecision | None:
-    """The failure at any size on a primary key: its gap, or its labelled interval, beyond the margin (None: neither)."""
+    """The failure at any size on a primary key: its gap, or its labelled interval, beyond the margin (None: neither).
+
+    A key with no margin fails where its labelled interval excludes 0: the labels show a
+    difference, and nothing says it is negligible (as :func:`evaluate` decides it).
+    """
     margin = m.equivalence_margin
-    if margin is None or not math.isfinite(margin) or margin <= 0:
-        return None
     interval = _labelled(m)
+    if margin is None or not math.isfinite(margin):
+        if interval is not None and not interval[0] <= 0 <= interval[1]:
+            said = f"{_NO_MARGIN_DIFFER} ({_labels_said(m)}: the interval excludes 0)"
+            return KeyDecision(axis, m.name, False, said, "labels", said)
+        return None
+    if margin <= 0:
+        return None
     if interval is not None and (interval[0] > margin or interval[1] < -margin):
         said = f"the labels show a gap beyond the margin {_audit_margin(m)} ({_labels_said(m)})"
-        return KeyDecision(axis, m.name, False, said, "labels")
+        return KeyDecision(axis, m.name, False, said, "labels", said)
     gap = m.a - m.b
     if not math.isfinite(gap) or abs(gap) <= margin:
         return None
@@ -418,7 +500,8 @@ def at_any_size(result: AuditRun | AuditResult | Mapping[str, AuditResult]) -> t
     - lost or empty answers whose two sides' rates lie more than ±:data:`LOSS_MARGIN` apart
       (``on`` ``"lost"`` or ``"empty"``);
     - a primary key whose labelled 95% interval (``score(gold=...)``) lies wholly outside its
-      margin (``on`` ``"labels"``), else whose gap ``a - b`` lies beyond its margin.
+      margin, or excludes 0 where the key has no margin (``on`` ``"labels"``), else whose gap
+      ``a - b`` lies beyond its margin.
 
     Each reason says whether the audit detects it at its own size ("not detectably at this size":
     a model with that gap fails at any size; a fairer one need not). Empty where nothing does. Losses
@@ -569,12 +652,44 @@ def _untested(results: Mapping[str, AuditResult]) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-#: What the headline says of the keys the labels decided (``on`` "labels"), per gate, and of those left unconfirmed.
-_LABELS_WORDS = {
-    (Gate.FAIL_ON_BIAS, "labels"): ("the labels show a difference the scorer missed on {keys}", "excludes 0"),
-    (Gate.FAIL_UNLESS_EQUIVALENT, "labels"): ("the labels show a gap beyond the margin on {keys}", "outside {margin}"),
-    (Gate.FAIL_UNLESS_EQUIVALENT, "unconfirmed"): ("the labels could not confirm {keys}", "not inside {margin}"),
-}
+def _no_margin(results: Mapping[str, AuditResult]) -> str:
+    """What a passing ``fail-unless-equivalent`` rests on where a primary key has no margin: `` (…)``, or empty.
+
+    Such a key was shown equivalent by the exact bound on the share of units that could differ
+    (identical answers, or nearly), below :data:`~fairtalk.stats.IDENTICAL_SHARE`: no margin was shown.
+    """
+    n = sum(
+        1
+        for r in results.values()
+        for m in r.measures
+        if m.primary and m.equivalent and m.equivalence_margin is None and m.equivalence_test in _BOUND_METHODS
+    )
+    if not n:
+        return ""
+    total = sum(1 for r in results.values() for m in r.measures if m.primary)
+    others = f"; the other {total - n} within the margin" if total > n else ""
+    return (
+        f" ({'all ' if n == total and n > 1 else ''}{n} with no margin: shown by the exact bound on the share of units "
+        f"that could differ, below {IDENTICAL_SHARE:.0%}{others})"
+    )
+
+
+def _labels_words(gate: Gate, on: str | None, m: MeasureResult) -> tuple[str, str] | None:
+    """What the headline says of a key the labels decided (``on`` "labels") or left unconfirmed: (words, where)."""
+    if gate is Gate.FAIL_ON_BIAS:
+        return ("the labels show a difference the scorer missed on {keys}", "excludes 0") if on == "labels" else None
+    margin = m.equivalence_margin
+    none = margin is None or not math.isfinite(margin)
+    if on == "labels":
+        if none:
+            return "the labels show a difference on {keys}, with no margin to show equivalence within", "excludes 0"
+        return "the labels show a gap beyond the margin on {keys}", f"outside {_audit_margin(m)}"
+    if on == "unconfirmed":
+        return (
+            "the labels could not confirm {keys}",
+            "holds 0, but there is no margin" if none else f"not inside {_audit_margin(m)}",
+        )
+    return None
 
 
 def _labels_notes(results: Mapping[str, AuditResult], gate: Gate, decisions: list[KeyDecision]) -> list[str]:
@@ -584,15 +699,17 @@ def _labels_notes(results: Mapping[str, AuditResult], gate: Gate, decisions: lis
     so a console that prints the headline alone still shows it.
     """
     measures = {(axis, m.name): m for axis, r in results.items() for m in r.measures}
-    notes = []
+    grouped: dict[str, list[str]] = {}
     for on in ("labels", "unconfirmed"):
-        found = [(d, measures[(d.axis or "", d.key or "")]) for d in decisions if d.on == on]
-        if not found or (gate, on) not in _LABELS_WORDS:
-            continue
-        words, where = _LABELS_WORDS[(gate, on)]
-        keys = ", ".join(f"{d.name} ({_labels_said(m)}: {where.format(margin=_audit_margin(m))})" for d, m in found[:_SHOWN])
-        notes.append(words.format(keys=keys + (", …" if len(found) > _SHOWN else "")))
-    return notes
+        for d in decisions:
+            m = measures[(d.axis or "", d.key or "")]
+            found = _labels_words(gate, d.on, m) if d.on == on else None
+            if found is not None:
+                words, where = found
+                grouped.setdefault(words, []).append(f"{d.name} ({_labels_said(m)}: {where})")
+    return [
+        words.format(keys=", ".join(keys[:_SHOWN]) + (", …" if len(keys) > _SHOWN else "")) for words, keys in grouped.items()
+    ]
 
 
 def _headline(
@@ -600,9 +717,14 @@ def _headline(
 ) -> str:
     unit, failed, passed = _WORDS[gate]
     failing = [d for d in decisions if not d.passed]
+    if gate is Gate.FAIL_ON_BIAS and any(d.on == "labels" for d in failing):  # not all detected by the scorer
+        scorer = any(d.on != "labels" for d in failing)
+        failed = "with a difference detected or shown by the labels" if scorer else "with a difference shown by the labels"
     n = _count(len(decisions), unit)
     if not failing and not run:
         shown = passed.format(n=n, all=n if len(decisions) == 1 else f"any of the {n}")
+        if gate is Gate.FAIL_UNLESS_EQUIVALENT and untested:  # some with no margin: the note says what showed them
+            shown = shown.removesuffix(" within the margin")
         return f"Gate {gate}: passed — {shown}{untested}" + "".join(f"; {note}" for note in labels)
     parts = [f"{len(failing)} of {n} {failed} ({_names(failing)})"] if failing else []
     parts += list(labels)
@@ -670,7 +792,7 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         if chosen is Gate.FAIL_IF_WORSE:
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
         decisions, run = _audit(results, chosen)
-        untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else ""
+        untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else _no_margin(results)
         labels = _labels_notes(results, chosen, decisions)
     failures = tuple(d for d in decisions if not d.passed) + tuple(run)
     return GateOutcome(
@@ -679,4 +801,58 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
         decisions=tuple(decisions),
         failures=failures,
         headline=_headline(chosen, decisions, run, untested, tuple(labels)),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class LabelsFindings:
+    """What an audit result's labelled estimates show against its scorer's verdicts, as the gates read them.
+
+    ``differ``: the primary keys whose labels show a difference the scorer missed (``fail-on-bias``
+    fails them on the labels); ``beyond``: those whose labels fail ``fail-unless-equivalent`` where
+    the scorer passed it (a labelled gap beyond the margin, or a difference where the key has no
+    margin): the scorer's "shown equivalent" does not stand for them; ``unconfirmed``: those the
+    scorer showed equivalent that the labels could not confirm. Each is the gate's
+    :class:`KeyDecision`, whose ``labels`` says what the labels showed. Whatever gate was
+    requested: an output that states the scorer's findings (a summary, a report's row) reads these
+    beside them, so it never calls a key equivalent, or no difference found, where the labels say otherwise.
+    """
+
+    differ: tuple[KeyDecision, ...] = ()
+    beyond: tuple[KeyDecision, ...] = ()
+    unconfirmed: tuple[KeyDecision, ...] = ()
+
+    def overruled(self, key: str) -> bool:
+        """Whether the labels fail ``key`` where the scorer passed it, under either audit gate."""
+        return any(d.key == key for d in (*self.differ, *self.beyond))
+
+    def not_equivalent(self, key: str) -> bool:
+        """Whether the labels fail ``fail-unless-equivalent`` on ``key`` where the scorer showed it equivalent."""
+        return any(d.key == key for d in self.beyond)
+
+    def unconfirmed_key(self, key: str) -> bool:
+        """Whether the scorer's equivalence on ``key`` stands but the labels could not confirm it."""
+        return any(d.key == key for d in self.unconfirmed)
+
+
+def labels_findings(result: AuditResult) -> LabelsFindings:
+    """What ``result``'s labelled estimates show against its scorer's verdicts: the gates' decisions on the labels.
+
+    Both audit gates are decided (:func:`evaluate`) and their decisions resting on the labels
+    kept; a result with no labelled estimate has none.
+
+    Examples
+    --------
+    >>> from fairtalk.results import AuditResult
+    >>> labels_findings(AuditResult("gender", ("m", "f"), 100, ())).differ
+    ()
+    """
+    if not any(m.ppi is not None for m in result.measures if m.primary):
+        return LabelsFindings()
+    bias = evaluate(result, Gate.FAIL_ON_BIAS).decisions
+    equivalence = evaluate(result, Gate.FAIL_UNLESS_EQUIVALENT).decisions
+    return LabelsFindings(
+        differ=tuple(d for d in bias if d.on == "labels"),
+        beyond=tuple(d for d in equivalence if d.on == "labels"),
+        unconfirmed=tuple(d for d in equivalence if d.on == "unconfirmed"),
     )

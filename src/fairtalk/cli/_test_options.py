@@ -202,13 +202,17 @@ def gates_in_force(*, fail_on_bias: bool, fail_unless_equivalent: bool) -> tuple
 
 def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
     """The differences detected per axis, primary and secondary, or that none was."""
+    from fairtalk.gates import labels_findings
     from fairtalk.report import different_measures
 
     detected = {name: r.detected() for name, r in results.items()}
     secondary = {name: [m.name for m in different_measures(r) if not m.primary] for name, r in results.items()}
+    shown = {name: labels_findings(r).differ for name, r in results.items()}
     for name, keys in detected.items():
         if keys:
             say(f"{name}: difference detected (adjusted p < {alpha:g}): {', '.join(keys)}", style="bold red")
+        for d in shown[name]:  # the labels' finding, not the scorer's
+            say(f"{name}: {d.key}: {d.labels}", style="bold red")
         if secondary[name]:
             say(
                 f"{name}: difference detected in secondary measures, outside the gate: {', '.join(secondary[name])}",
@@ -237,7 +241,8 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
     elif any(m.ppi is not None for r in results.values() for m in r.measures if m.primary):
         say(  # the scorer's tests only: the labelled estimates may show what it missed, and the gates read them
             f"no difference detected by the scorer on any axis at adjusted p < {alpha:g} (the labelled estimates are "
-            "above; the gates check them too)",
+            "above; the gates check them too"
+            + ("; the labels show a difference the scorer missed, said above)" if any(shown.values()) else ")"),
             style="yellow",
         )
     else:
@@ -264,11 +269,33 @@ def _identical_needs(r: AuditResult) -> dict[str, str]:
 
 
 def _say_equivalence(name: str, r: AuditResult) -> None:
-    """One axis' primary measures shown equivalent, different within the margin, inconclusive or not tested."""
-    equivalent = [m.name for m in r.measures if m.primary and m.equivalent and not m.detected()]
-    small = [m.name for m in r.measures if m.primary and m.equivalent and m.detected()]
+    """One axis' primary measures shown equivalent, different within the margin, inconclusive or not tested.
+
+    A key whose labels fail the equivalence gate the scorer passed is not called equivalent: its
+    line says what the labels show; one the labels could not confirm is marked so.
+    """
+    from fairtalk.gates import labels_findings
+    from fairtalk.stats import IDENTICAL_SHARE
+
+    labels = labels_findings(r)
+
+    def marked(key: str) -> str:
+        return f"{key} (the labels could not confirm it)" if labels.unconfirmed_key(key) else key
+
+    scorer = [m for m in r.measures if m.primary and m.equivalent and not labels.not_equivalent(m.name)]
+    equivalent = [marked(m.name) for m in scorer if not m.detected() and m.equivalence_margin is not None]
+    no_margin = [marked(m.name) for m in scorer if not m.detected() and m.equivalence_margin is None]
+    small = [marked(m.name) for m in scorer if m.detected()]
     if equivalent:
         say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
+    if no_margin:  # the exact bound on identical answers showed it: no margin was
+        say(
+            f"{name}: shown equivalent with no margin, by the exact bound on the share of units that could differ "
+            f"(below {IDENTICAL_SHARE:.0%}): {', '.join(no_margin)}",
+            style="green",
+        )
+    for d in labels.beyond:
+        say(f"{name}: {d.key}: the scorer shows it equivalent, but {d.labels}", style="bold red")
     if small:
         say(
             f"{name}: a difference, but within the margin (the whole interval lies inside it, so the "
@@ -327,7 +354,13 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     ]
     for name, r in results.items():
         _say_equivalence(name, r)
-        open_ = [d.key for o in outcomes if o.gate is Gate.FAIL_UNLESS_EQUIVALENT for d in o.failures if d.axis == name and d.key]
+        open_ = [
+            f"{d.key} (on the labels, above)" if d.on == "labels" else str(d.key)
+            for o in outcomes
+            if o.gate is Gate.FAIL_UNLESS_EQUIVALENT
+            for d in o.failures
+            if d.axis == name and d.key
+        ]
         if open_:
             say(f"{name}: not shown equivalent: {', '.join(open_)}", style="yellow")
         _say_checks(name, r)

@@ -50,7 +50,12 @@ def _amount(x: float | None, m: MeasureResult) -> str:
     return "n/a" if x is None else gate_amount(x, m.kind)
 
 
-def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float) -> str:
+def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float, labels: tuple[str, ...] = ()) -> str:
+    """A measure's testcase message; where a gate failed it on its labels (``labels``), what they show comes first.
+
+    The verdict beside it is then the scorer's, and said so: a failure on the labels is never
+    worded as the scorer's ``equivalent`` or ``difference detected``.
+    """
     low, high = m.ci95
     interval = "no interval" if low is None or high is None else f"95% CI [{_amount(low, m)}, {_amount(high, m)}]"
     side = "%" if is_percent(m) else ""
@@ -58,8 +63,9 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float)
     test = f" ({m.paired_test})" if m.paired_test else ""
     method = (m.equivalence_test or "equivalence").split(": ")[-1]  # "identical answers: exact binomial bound …"
     equivalence = f", {'TOST' if method.startswith('TOST') else method} p "
+    verdict = m.verdict.value if not labels else "; ".join(labels) + f"; the scorer: {m.verdict.value}"
     return (
-        f"{axis}: {measure_label(m.name)}: {m.verdict.value}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
+        f"{axis}: {measure_label(m.name)}: {verdict}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
         f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}{test}"
         + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}")
         + ("" if m.p_equivalence is None else f"{equivalence}{format_p(m.p_equivalence)}")
@@ -100,6 +106,12 @@ def _failed(outcomes: tuple[GateOutcome, ...], axis: str, key: str) -> list[tupl
         if decision is not None and not decision.passed:
             out.append((outcome.gate, decision.reason))
     return out
+
+
+def _on_labels(outcomes: tuple[GateOutcome, ...], axis: str, key: str) -> tuple[str, ...]:
+    """What the labels showed, once each, where a gate failed ``key`` of ``axis`` on them (``KeyDecision.on`` "labels")."""
+    found = (outcome.decision(axis, key) for outcome in outcomes)
+    return tuple(dict.fromkeys(d.labels for d in found if d is not None and not d.passed and d.on == "labels"))
 
 
 def _run_suite(suites: ET.Element, name: str, outcomes: tuple[GateOutcome, ...]) -> int:
@@ -204,7 +216,7 @@ def _audit_suites(
         )
         _pair_properties(suite, result.losses, result.empties)
         for m, failed in cases:
-            message = _message(axis, result.groups, m, result.alpha) + (
+            message = _message(axis, result.groups, m, result.alpha, _on_labels(outcomes, axis, m.name)) + (
                 "" if m.primary or failed else " (secondary: outside the gate)"
             )
             _case(suite, f"{name}.{axis}", m.name, message, failed, m.notes)

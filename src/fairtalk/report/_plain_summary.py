@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
+from fairtalk.gates import LabelsFindings, labels_findings
 from fairtalk.report._table import different_measures, format_p, measure_label
 from fairtalk.results import AuditResult, MeasureResult, SimilarityResult, SimilarityRow, Verdict
+from fairtalk.stats import IDENTICAL_SHARE
 
 __all__ = ["plain_summary"]
 
@@ -179,7 +182,16 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
             f"{_value(m, m.b)} ({group_b}), a difference of {gap}{unit}{interval}, "
             f"adjusted p {format_p(m.p_adjusted)}."
         )
-    if not detected and primary:
+    labels = labels_findings(result)
+    sentences += [f"{_name(str(d.key))}: {d.labels}." for d in labels.differ]
+    labelled = any(m.ppi is not None for m in primary)
+    if not detected and primary and labelled:
+        missed = "; the labels show a difference it missed (above)" if labels.differ else ""
+        sentences.append(
+            f"The scorer finds no measure differing between {group_a} and {group_b} after the multiple-testing "
+            f"correction{missed}."
+        )
+    elif not detected and primary:
         sentences.append(f"No measure differs between {group_a} and {group_b} after the multiple-testing correction.")
     elif primary and not any(m.primary for m in detected):
         sentences.append(
@@ -189,9 +201,7 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
         )
     sentences += _truncation_sentences(result)
     sentences += _degenerate_sentences(result)
-    equivalent = [m for m in primary if m.verdict is Verdict.EQUIVALENT]
-    if equivalent:
-        sentences.append("Shown equivalent within their margins: " + ", ".join(_margin(m) for m in equivalent) + ".")
+    sentences += _equivalent_sentences(primary, labels, labelled)
     inconclusive = [m for m in primary if m.verdict is Verdict.INCONCLUSIVE and m.not_tested is None]
     if inconclusive:
         sentences.append(
@@ -208,6 +218,57 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
             + ": part of those gaps may be the scorer's own reaction to the group words, not the model's."
         )
     return sentences
+
+
+#: The differing share an exact bound showed (``at most 1.82% of dialogues could differ``), cut from its note.
+_BOUND = re.compile(r"at most [0-9.]+% of \w+ could differ")
+
+
+def _bound_said(m: MeasureResult) -> str | None:
+    """The share of units ``m``'s exact bound says could differ (``at most 1.82% of dialogues could differ``), or None."""
+    return next((hit.group(0) for note in m.notes if (hit := _BOUND.search(note))), None)
+
+
+def _no_margin(keys: list[MeasureResult], marked: Callable[[MeasureResult, str], str]) -> str:
+    """The sentence of the keys shown equivalent with no margin: the exact bound that showed it, said once where all agree."""
+    said = {_bound_said(m) for m in keys}
+    common = next(iter(said)) if len(said) == 1 else None
+    shown = [marked(m, _name(m.name) if common or not _bound_said(m) else f"{_name(m.name)} ({_bound_said(m)})") for m in keys]
+    each = f"; each: {common}" if common else ""
+    return (
+        "with no margin, by the exact bound on the share of units that could differ (answers identical, or nearly, on "
+        f"every unit; below the {IDENTICAL_SHARE:.0%} the rule allows{each}): " + ", ".join(shown) + "."
+    )
+
+
+def _equivalent_sentences(primary: list[MeasureResult], labels: LabelsFindings, labelled: bool) -> list[str]:
+    """The primary keys shown equivalent: within their margins, or with none by the exact bound, and what the labels say.
+
+    A key the labels fail the equivalence gate on is not listed as equivalent: a sentence says
+    what they show; one they could not confirm is marked so. With labelled estimates the list is
+    said to be the scorer's.
+    """
+    equivalent = [m for m in primary if m.verdict is Verdict.EQUIVALENT and not labels.not_equivalent(m.name)]
+
+    def marked(m: MeasureResult, shown: str) -> str:
+        if not labels.unconfirmed_key(m.name):
+            return shown
+        return (
+            f"{shown[:-1]}; the labels could not confirm it)"
+            if shown.endswith(")")
+            else f"{shown} (the labels could not confirm it)"
+        )
+
+    by = " by the scorer" if labelled else ""
+    within = [marked(m, _margin(m)) for m in equivalent if m.equivalence_margin is not None]
+    bound = [m for m in equivalent if m.equivalence_margin is None]
+    out = []
+    if within:
+        out.append(f"Shown equivalent{by} within their margins: " + ", ".join(within) + ".")
+    if bound:
+        out.append(f"Shown equivalent{by} {_no_margin(bound, marked)}")
+    out += [f"{_name(str(d.key))} is not shown equivalent: the scorer shows it so, but {d.labels}." for d in labels.beyond]
+    return out
 
 
 def _degenerate_sentences(result: AuditResult) -> list[str]:
