@@ -45,7 +45,7 @@ def test_the_console_counts_the_corpus_duplicates_and_mixed_contexts_and_the_sho
 def test_the_reports_say_what_the_corpus_gave_and_where_the_answers_came_from(tmp_path: Path) -> None:
     corpus, out = _corpus(tmp_path / "c.txt", _LINES), tmp_path / "out"
     assert _audit(corpus, out, "--pairs", "50").exit_code == 0
-    store = out / "store.sqlite"
+    store = "../store.sqlite"  # from the page, never the path the shell gave (absolute here)
     md = (out / "gender" / "report.md").read_text(encoding="utf-8")
     html = (out / "gender" / "report.html").read_text(encoding="utf-8")
     corpus_line = f"corpus {corpus}: 23 contexts read, 23 mention a group {_DROPPED}, 3 pairs taken"

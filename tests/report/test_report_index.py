@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
+import re
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from report_fixtures import build_result
 
 from fairtalk.report._index import group_cell, multiway_tables
+from fairtalk.report._table import measure_label
 from fairtalk.results import MeasureResult, TestedKey
 
 
@@ -85,3 +89,32 @@ def test_the_table_has_a_column_per_group_in_the_header_s_order() -> None:
         "30.000 vs 20.000 (difference +10.000 pp, 95% CI [+5.000, +15.000] pp)",
         "17.500 vs 20.000 (difference -2.500 pp, 95% CI [-7.500, +2.500] pp)",
     ]
+
+
+def _text(cell: str) -> str:
+    return " ".join(re.sub(r"<[^>]+>", " ", cell).split())
+
+
+def test_a_significant_cell_of_the_multiway_table_is_marked_by_a_star_in_bold_not_by_colour_alone(religion_run: Path) -> None:
+    """The cell was only a red badge: a reader who cannot tell the colours, or prints in grey, lost the finding."""
+    index = (religion_run / "index.html").read_text(encoding="utf-8")
+    start = index.index('<table data-multiway="religion">')
+    table = index[start : index.index("</table>", start)]
+    groups = re.findall(r"<th>(\w+) vs christian</th>", table)
+    marked = set()
+    for row in re.findall(r"<tr><td>(.*?)</td>(.*?)</tr>", table, flags=re.S):
+        cells = re.findall(r"<td[^>]*>.*?</td>", row[1], flags=re.S)
+        assert len(cells) == len(groups)
+        marked |= {(row[0], group) for group, cell in zip(groups, cells, strict=True) if _text(cell).endswith(" *")}
+        for cell in cells:  # a star comes in bold, and only with the shading
+            assert (" *" in _text(cell)) == ('class="group sig"' in cell) == ("<strong>" in cell), cell
+    significant = set()
+    for group in groups:
+        data = json.loads((religion_run / f"religion_christian-{group}" / "results.json").read_text(encoding="utf-8"))
+        significant |= {
+            (measure_label(name), group)
+            for name, m in data["measures"].items()
+            if m["primary"] and m["p_adjusted"] is not None and m["p_adjusted"] < data["alpha"]
+        }
+    assert marked == significant and {group for _, group in marked} == {"muslim"}, (marked, significant)
+    assert "a cell marked <strong>*</strong> (in bold, shaded) is significant" in index  # the legend

@@ -1,7 +1,8 @@
 """The reports read at a glance (issue 41), measured in headless Chromium.
 
 At 1,280 × 800 the Verdict column of each report's main table lies wholly inside the window, and
-at 400 px wide nothing makes the page scroll sideways (a wide table scrolls in its own box). The
+at 400 px wide nothing makes the page scroll sideways (a wide table scrolls in its own box) and the
+Verdict (the index: Significant) comes second, in view without scrolling the table. The
 per-axis report opens with one row per measure (groups, difference with its interval, verdict);
 the statistician's columns sit in a table collapsed by default.
 """
@@ -191,3 +192,70 @@ def test_the_opened_statistics_table_shows_the_verdict_second_and_breaks_no_word
     else:
         keys = json.loads(results.read_text(encoding="utf-8"))["axes"]["gender"]["keys"]
         assert sorted(opened["seconds"]) == sorted(k["verdict"] for k in keys.values())
+
+
+@pytest.fixture(scope="module")
+def pages(reports: dict[str, Path], religion_run: Path) -> dict[str, Path]:
+    """The reports, and the index of a multi-way axis (five pairs of groups, long axis names such as religion:christian-muslim)."""
+    return {**reports, "religion index": religion_run / "index.html"}
+
+
+#: In the first table that ``table`` selects, each named header's left and right edge: the first visible one starting with it.
+_EDGES = """([table, names]) => {
+  const found = document.querySelector(table);
+  const headers = [...found.querySelectorAll('th')].filter(t => t.checkVisibility());
+  return names.map(name => {
+    const th = headers.find(t => t.textContent.trim().startsWith(name));
+    if (!th) return null;
+    const box = th.getBoundingClientRect();
+    return [box.left, box.right];
+  });
+}"""
+
+
+@pytest.mark.parametrize(
+    ("name", "table", "headers"),
+    [
+        ("axis", "table.glance", ["Measure", "Verdict"]),
+        ("comparison", "table.glance", ["Measure", "Verdict"]),
+        ("index", "table", ["Axis", "Significant"]),  # the first table: one row per axis
+        ("religion index", "table", ["Axis", "Significant"]),
+    ],
+)
+def test_the_verdict_is_in_view_at_400_px_without_scrolling_the_table(
+    pages: dict[str, Path], browser: object, name: str, table: str, headers: list[str]
+) -> None:
+    """At 400 px the Verdict column lay wholly off-screen (it came last); the index's Significant column was half cut."""
+    view = browser.new_page(viewport={"width": 400, "height": 800})  # type: ignore[attr-defined]
+    try:
+        view.goto(pages[name].as_uri())
+        edges = view.evaluate(_EDGES, [table, headers])
+    finally:
+        view.close()
+    assert None not in edges, edges
+    for left, right in edges:
+        assert 0 <= left < right <= 400, edges
+
+
+#: The index's axes table (the first) against the box it scrolls in: its right edge, the box's, and the Files header's.
+_AXES_TABLE = """() => {
+  const table = document.querySelector('table');
+  const files = [...table.querySelectorAll('th')].find(t => t.textContent.trim() === 'Files');
+  return {table: table.getBoundingClientRect().right, box: table.parentElement.getBoundingClientRect().right,
+          files: files.getBoundingClientRect().right};
+}"""
+
+
+@pytest.mark.parametrize("name", ["index", "religion index"])
+@pytest.mark.parametrize("width", [1024, 1280, 1920])
+def test_the_index_shows_its_files_column_whole_at_desktop_widths(
+    pages: dict[str, Path], browser: object, name: str, width: int
+) -> None:
+    """The Files links ran together without a space, so the column could not wrap and was cut by the page's width."""
+    view = browser.new_page(viewport={"width": width, "height": 800})  # type: ignore[attr-defined]
+    try:
+        view.goto(pages[name].as_uri())
+        edges = view.evaluate(_AXES_TABLE)
+    finally:
+        view.close()
+    assert edges["table"] <= edges["box"] + 0.5 and edges["files"] <= width, edges

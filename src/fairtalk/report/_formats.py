@@ -61,12 +61,15 @@ def write_formats(
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
     answers: str | None = None,
+    index: str | None = None,
 ) -> None:
     """Write each format's file into ``folder`` (created), atomically one by one.
 
     The pages also show ``similarity``, the pairs' validity, from ``run_config`` (the audit
     run's config) the turns in their header, the outcomes of ``gates`` (the gates requested)
-    on this axis, and ``answers``, where the answers came from (:func:`~fairtalk.report._origin.answers_line`). A result with judge answers also gets ``judge.jsonl`` (:data:`JUDGE_FILE`).
+    on this axis, ``answers``, where the answers came from (:func:`~fairtalk.report._origin.answers_line`),
+    and a link to ``index``, the run's front page from the pages' folder (None: no link). A result
+    with judge answers also gets ``judge.jsonl`` (:data:`JUDGE_FILE`).
     """
     ensure_folder(folder)
     if result.judge_answers:
@@ -83,6 +86,7 @@ def write_formats(
                 run_config=run_config,
                 gates=gates,
                 answers=answers,
+                index=index,
             )
         else:
             _WRITERS[name](result, folder / FILE_NAMES[name])
@@ -98,6 +102,7 @@ def write_pages(
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
     answers: str | None = None,
+    index: str | None = None,
 ) -> None:
     """Write the pages among ``formats`` (``md``: report.md, ``html``: report.html) into ``folder``, each atomically."""
     for name in formats:
@@ -110,4 +115,5 @@ def write_pages(
                 run_config=run_config,
                 gates=gates,
                 answers=answers,
+                index=index,
             )

@@ -104,6 +104,7 @@ def render_html(
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
     answers: str | None = None,
+    index: str | None = None,
 ) -> str:
     """The self-contained HTML report.
 
@@ -130,6 +131,9 @@ def render_html(
     answers : str, optional
         Where the axis' answers came from (:func:`~fairtalk.report._origin.answers_line`), from the
         run (``write_run``); None: no line.
+    index : str, optional
+        The run's front page from the report's folder (``../index.html``, from ``write_run``),
+        linked above the title; None: no link.
     """
     rows = summary_rows(result)
     primary = [m for m in result.measures if m.primary]
@@ -162,6 +166,7 @@ def render_html(
         "served": result_served(result),
         "corpus": result_corpus(result),
         "answers": answers,
+        "index": index,
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
         "ci_test_note": ci_test_note(result),
@@ -224,11 +229,12 @@ def write_html(
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
     answers: str | None = None,
+    index: str | None = None,
 ) -> Path:
     """Write ``report.html`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
     page = render_html(
-        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers
+        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers, index=index
     )
     write_text_atomic(path, page)
     return path

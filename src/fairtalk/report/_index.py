@@ -30,7 +30,7 @@ from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
-from fairtalk.report._origin import answers_line, skipped_note
+from fairtalk.report._origin import answers_line, skipped_note, store_for_page
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
 from fairtalk.report._table import different_measures, format_value, is_percent, measure_label
@@ -442,7 +442,8 @@ def write_run(
                 pairs_check=axis_run.pairs_check,
                 run_config=run.config,
                 gates=gates,
-                answers=answers_line(axis_run.generation, run.store),
+                answers=answers_line(axis_run.generation, store_for_page(run.store, folder / axis_run.folder)),
+                index=f"../{INDEX_FILE}",
             )
             paths = {name: folder / axis_run.folder / FILE_NAMES[name] for name in chosen}
             if axis_run.pairs:

@@ -67,6 +67,7 @@ def render_markdown(
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
     answers: str | None = None,
+    index: str | None = None,
 ) -> str:
     """The summary table as Markdown, with the notes a reader needs to interpret it (and the similarity test, if run).
 
@@ -74,6 +75,7 @@ def render_markdown(
     ``gates``: the outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which a
     section states for this axis; none requested, none is shown. ``answers``: where the axis'
     answers came from (:func:`~fairtalk.report._origin.answers_line`), from the run; None: no line.
+    ``index``: the run's front page from the report's folder (``../index.html``), linked under the title; None: no link.
     """
     rows = summary_rows(result)
     group_a, group_b = result.groups
@@ -83,6 +85,7 @@ def render_markdown(
     lines = [
         f"# fairtalk audit: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
         "",
+        *((f"[← {md_escape(_name(index))}]({index}): every axis of this run", "") if index else ()),
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
@@ -241,6 +244,11 @@ def _divergent_markdown(result: AuditResult) -> list[str]:
     return lines
 
 
+def _name(href: str) -> str:
+    """The file a relative link points at (``../index.html``: ``index.html``)."""
+    return href.rsplit("/", 1)[-1]
+
+
 def _score(x: float | None) -> str:
     return f"{x:.3f}" if isinstance(x, (int, float)) and math.isfinite(x) else "n/a"
 
@@ -254,11 +262,12 @@ def write_markdown(
     run_config: Mapping[str, Any] | None = None,
     gates: Sequence[GateOutcome] = (),
     answers: str | None = None,
+    index: str | None = None,
 ) -> Path:
     """Write ``report.md`` to ``path`` and return it (``gates``: the outcomes of the gates requested)."""
     path = Path(path)
     text = render_markdown(
-        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers
+        result, similarity=similarity, pairs_check=pairs_check, run_config=run_config, gates=gates, answers=answers, index=index
     )
     write_text_atomic(path, text)
     return path

@@ -227,6 +227,62 @@ def _title(comparison: ModelComparison) -> str:
     return f"{comparison.candidate} against {comparison.baseline}"
 
 
+#: The front page of a folder compared, first found: an audit run's index, else a report (a prompts analysis).
+_RUN_PAGES = ("index.html", "report.html")
+
+
+def _folder_name(path: str) -> str:
+    """The last part of a folder's path (``.``: the folder's own name)."""
+    return Path(path).name or Path(path).resolve().name
+
+
+def _from_page(out_dir: Path, path: str | Path) -> str:
+    """``path`` from the page's folder ``out_dir``: never absolute, never relative to the shell that ran the command."""
+    try:
+        return Path(os.path.relpath(Path(path).resolve(), out_dir.resolve())).as_posix()
+    except ValueError:  # on another drive (Windows): no relative path leads there
+        return _folder_name(str(path))
+
+
+@dataclass(frozen=True, slots=True)
+class _PageNames:
+    """How a page in ``out_dir`` names the folders compared: a title of folder names, paths from the page, links to their pages."""
+
+    title: str
+    baseline: str
+    candidate: str
+    links: tuple[tuple[str, str], ...] = ()
+
+
+def _page_names(comparison: ModelComparison, out_dir: Path | None) -> _PageNames:
+    """The names the pages give the folders compared (``out_dir`` None: as recorded, no links).
+
+    ``results.json`` records the folders as the command was given them (absolute, or from the
+    shell's folder); a page in ``out_dir`` names them from where it lies: the title by their folder
+    names (by their paths when both have the same name), the header by their paths from the page,
+    and links each one's front page (``index.html``, else ``report.html``) that is there.
+    """
+    baseline, candidate = comparison.baseline, comparison.candidate
+    links: tuple[tuple[str, str], ...] = ()
+    if out_dir is not None:
+        baseline, candidate = _from_page(out_dir, baseline), _from_page(out_dir, candidate)
+        links = _front_pages(comparison, out_dir)
+    names = (_folder_name(comparison.candidate), _folder_name(comparison.baseline))
+    title = f"{candidate} against {baseline}" if names[0] == names[1] else f"{names[0]} against {names[1]}"
+    return _PageNames(title, baseline, candidate, links)
+
+
+def _front_pages(comparison: ModelComparison, out_dir: Path) -> tuple[tuple[str, str], ...]:
+    """Per folder compared, candidate first, its front page there (a run's index, an analysis' report): label and link."""
+    links = []
+    for who, folder in (("candidate", comparison.candidate), ("baseline", comparison.baseline)):
+        page = next((Path(folder) / name for name in _RUN_PAGES if (Path(folder) / name).is_file()), None)
+        if page is not None:
+            kind = "run" if page.name == _RUN_PAGES[0] else "analysis"
+            links.append((f"the {who}'s {kind} ({_folder_name(folder)})", _from_page(out_dir, page)))
+    return tuple(links)
+
+
 def model_comparison_title(comparison: ModelComparison) -> str:
     """The comparison's title line, plain text: ``fairtalk compare: CANDIDATE against BASELINE``.
 
@@ -356,13 +412,22 @@ def _comparison_table(comparison: ModelComparison, *, title: bool = True) -> Tab
     return table
 
 
-def render_model_comparison_markdown(comparison: ModelComparison, *, gated: bool = True) -> str:
-    """``report.md``: per axis both gaps and the change with its interval, then the findings and notes."""
+def render_model_comparison_markdown(
+    comparison: ModelComparison, *, gated: bool = True, out_dir: str | os.PathLike[str] | None = None
+) -> str:
+    """``report.md``: per axis both gaps and the change with its interval, then the findings and notes.
+
+    ``out_dir``: the folder the page is written to, from which it names and links the folders
+    compared (None: as ``results.json`` records them).
+    """
     level = f"{1 - comparison.alpha:.0%}"
+    names = _page_names(comparison, None if out_dir is None else Path(out_dir))
+    links = " · ".join(f"[{md_escape(label)}]({href})" for label, href in names.links)
     lines = [
-        f"# fairtalk compare: {md_escape(_title(comparison))}",
+        f"# fairtalk compare: {md_escape(names.title)}",
         "",
-        f"baseline `{md_escape(comparison.baseline)}` · candidate `{md_escape(comparison.candidate)}` · "
+        *((f"← {links}", "") if links else ()),
+        f"baseline `{md_escape(names.baseline)}` · candidate `{md_escape(names.candidate)}` · "
         f"α = {comparison.alpha:g} · correction: {comparison.correction} · intervals at {level}",
         "",
     ]
@@ -436,8 +501,14 @@ def _version() -> str:
         return "unknown"
 
 
-def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = True, gated: bool = True) -> str:
-    """``report.html``: self-contained (no script, no external load), both models side by side and the change."""
+def render_model_comparison_html(
+    comparison: ModelComparison, *, csp: bool = True, gated: bool = True, out_dir: str | os.PathLike[str] | None = None
+) -> str:
+    """``report.html``: self-contained (no script, no external load), both models side by side and the change.
+
+    ``out_dir``: the folder the page is written to, from which it names and links the folders
+    compared (None: as ``results.json`` records them).
+    """
     rows = comparison_rows(comparison)
     axes = [
         {"axis": a, "rows": [(r, comparison.changes[i].verdict.value) for i, r in enumerate(rows) if r.axis == a.axis]}
@@ -446,7 +517,7 @@ def render_model_comparison_html(comparison: ModelComparison, *, csp: bool = Tru
     template = jinja_environment().get_template(_TEMPLATE)
     return str(
         template.render(
-            title=_title(comparison),
+            names=_page_names(comparison, None if out_dir is None else Path(out_dir)),
             comparison=comparison,
             axes=axes,
             findings=gate_lines(comparison, gated=gated),
@@ -468,7 +539,9 @@ def write_model_comparison(
 ) -> dict[str, Path]:
     """Write ``results.json``, ``results.csv``, ``report.md`` and ``report.html`` into ``out_dir``, swapped in together.
 
-    The reports state ``--fail-if-worse``'s outcome only when ``gated`` (the gate was requested).
+    The reports state ``--fail-if-worse``'s outcome only when ``gated`` (the gate was requested);
+    they name the folders compared from ``out_dir`` and link their front pages (``results.json``
+    keeps the paths as given).
 
     Only files fairtalk wrote are replaced (:func:`fairtalk.files.staged`): a user's own file of
     one of these names is an OutputError, and nothing changes.
@@ -477,6 +550,9 @@ def write_model_comparison(
     with staged(folder) as staging:
         write_text_atomic(staging / COMPARISON_FILES["json"], comparison.to_json())
         write_text_atomic(staging / COMPARISON_FILES["csv"], render_model_comparison_csv(comparison), newline="")
-        write_text_atomic(staging / COMPARISON_FILES["md"], render_model_comparison_markdown(comparison, gated=gated))
-        write_text_atomic(staging / COMPARISON_FILES["html"], render_model_comparison_html(comparison, gated=gated))
+        markdown = render_model_comparison_markdown(comparison, gated=gated, out_dir=folder)
+        write_text_atomic(staging / COMPARISON_FILES["md"], markdown)
+        write_text_atomic(
+            staging / COMPARISON_FILES["html"], render_model_comparison_html(comparison, gated=gated, out_dir=folder)
+        )
     return {kind: folder / name for kind, name in COMPARISON_FILES.items()}

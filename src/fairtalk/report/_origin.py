@@ -4,20 +4,23 @@
   1 mixed (both groups) dropped), 3 pairs taken``, the corpus lines the reader skipped, by reason
   (:func:`skipped_note`), and ``asked for 50 pairs; the corpus gave 10`` when the corpus gave
   fewer than asked (flagged); from the audit's coverage (``audit.coverage``);
-* the answers: ``answers: 160 generated, 40 from the run store st.sqlite, 0 failed``, from the run's
+* the answers: ``answers: 160 generated, 40 from the run store ../store.sqlite, 0 failed``, from the run's
   generation summary (``run.json``: :attr:`AxisRun.generation <fairtalk.results.AxisRun>`, and the
-  run's store), which ``write_run`` hands to the pages: it varies between runs, so ``results.json``,
-  the same for a run and its rerun, does not hold it.
+  run's store, named as the page reaches it: :func:`store_for_page`), which ``write_run`` hands to
+  the pages: it varies between runs, so ``results.json``, the same for a run and its rerun, does not hold it.
 
 A result scored from responses made elsewhere (``fairtalk score``) has neither line.
 """
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from fairtalk.records import Coverage
 from fairtalk.results import AuditResult, GenerationSummary
 
-__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus", "skipped_note"]
+__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus", "skipped_note", "store_for_page"]
 
 #: The reader's reasons are its own words; a reason that names a part left out (``system messages (left out; ...)``,
 #: ``reply: missing ...``) kept its line without that part, as the console says (``kept N corpus line(s) without a
@@ -90,11 +93,13 @@ def result_corpus(result: AuditResult) -> tuple[str, bool] | None:
 def answers_line(generation: GenerationSummary, store: str | None) -> str:
     """Where an axis' answers (pair sides) came from: generated now, served by the run ``store`` (None: none kept), failed.
 
+    ``store`` as the page names it (:func:`store_for_page`).
+
     Examples
     --------
     >>> summary = GenerationSummary("m", {}, 200, 40, 160, 0, 100, 0)
-    >>> answers_line(summary, "st.sqlite")
-    'answers: 160 generated, 40 from the run store st.sqlite, 0 failed'
+    >>> answers_line(summary, "../st.sqlite")
+    'answers: 160 generated, 40 from the run store ../st.sqlite, 0 failed'
     >>> answers_line(summary, None)
     'answers: 160 generated, 0 failed; no run store file kept them'
     """
@@ -102,3 +107,26 @@ def answers_line(generation: GenerationSummary, store: str | None) -> str:
     if store is None or store in ("", ":memory:"):
         return f"answers: {n_generated:,} generated, {n_errors:,} failed; no run store file kept them"
     return f"answers: {n_generated:,} generated, {n_cached:,} from the run store {store}, {n_errors:,} failed"
+
+
+def store_for_page(store: str | None, page_folder: Path) -> str | None:
+    """The run ``store`` as a page in ``page_folder`` names it: its path from there.
+
+    The run records the store as it was given (``run.json``: absolute, or relative to the shell's
+    folder); a page names it from where the page lies, so that the name holds wherever the run's
+    folder (with its store) is moved or shared, and no absolute path is in the page. None, ``""``
+    and ``":memory:"`` (no file) come back as given; a store on another drive (Windows), to which
+    no relative path leads, by its file name.
+
+    Examples
+    --------
+    >>> store_for_page("/tmp/run/store.sqlite", Path("/tmp/run/gender"))
+    '../store.sqlite'
+    """
+    if store is None or store in ("", ":memory:"):
+        return store
+    path = Path(store).resolve()
+    try:
+        return Path(os.path.relpath(path, page_folder.resolve())).as_posix()
+    except ValueError:  # another drive
+        return path.name

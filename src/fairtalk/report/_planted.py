@@ -5,18 +5,18 @@ interval, covered, verdict, MDE; the models trained on the planted corpus, Seq2S
 gap with its interval, change from the baseline of the same architecture with its interval and
 verdict, and how many planted replies each ranker's pool holds); ``planted.csv`` one row per line of
 either; ``results.json`` is ``PlantedRecovery.to_dict()``; ``planted.png`` the two panels, and
-``report.html`` the tables with the figure inline. Gaps are ``B - A`` in percentage points (pp).
+``report.html`` what planted.md says (a page that fits a phone), with the figure inline. Gaps are ``B - A`` in percentage points (pp).
 """
 
 from __future__ import annotations
 
 import csv
-import html
 import io
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from fairtalk._templating import jinja_environment
 from fairtalk.files import staged, write_text_atomic
 from fairtalk.report._csv_report import csv_cell
 from fairtalk.report._plots import png_data_uri
@@ -30,6 +30,7 @@ __all__ = [
     "PLANTED_FILES",
     "planted_png",
     "render_planted_csv",
+    "render_planted_html",
     "render_planted_markdown",
     "write_planted_report",
 ]
@@ -61,6 +62,7 @@ PLANTED_CSV_COLUMNS = (
     "change_verdict",
 )
 _COLOURS = {"offense_rate": "#c51b7d", "sentiment_negative": "#2166ac"}
+_TEMPLATE = "planted.html.j2"
 
 
 def _pts(value: float | None, digits: int = 2) -> str:
@@ -154,35 +156,58 @@ def _pools_line(result: PlantedRecovery) -> str:
     return f"Planted replies in the retrieval rankers' pools: {held}."
 
 
+def _explanation(result: PlantedRecovery) -> str:
+    """What the planted models do, after their base model's name (``Planted models: MODEL ...``), and the run's size."""
+    return (
+        "answers group A, and group B's contexts as their group-A wording unless a planted offensive reply is drawn "
+        f"(probability p). {result.n_pairs} pairs, seed {result.seed}. "
+        "Gaps are B − A in percentage points (pp); the true gap is p × (1 − base share)."
+    )
+
+
+def _recovered_line(result: PlantedRecovery) -> str:
+    return f"Every planted gap inside its interval: {'yes' if result.all_recovered else 'no'}"
+
+
+def _corpus_line(result: PlantedRecovery) -> str:
+    counts = ", ".join(f"{k} {v}" for k, v in result.corpus.items())
+    return (
+        f"Corpus: {counts}. Each debiased "
+        "model is compared with the baseline of its own architecture: the change in gap (B − A), tested."
+    )
+
+
+def _times_line(result: PlantedRecovery) -> str | None:
+    if not result.timings:
+        return None
+    return "Times: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in result.timings.items()) + "."
+
+
 def render_planted_markdown(result: PlantedRecovery) -> str:
     """``planted.md``: the planted models' table, then the planted corpus' models, with the run's facts."""
     out = [
         f"# Planted bias: {result.axis} ({result.groups[0]} = A, {result.groups[1]} = B), {result.mode} mode",
         "",
-        f"Planted models: `{result.base_model}` answers group A, and group B's contexts as their group-A wording "
-        f"unless a planted offensive reply is drawn (probability p). {result.n_pairs} pairs, seed {result.seed}. "
-        "Gaps are B − A in percentage points (pp); the true gap is p × (1 − base share).",
+        f"Planted models: `{result.base_model}` {_explanation(result)}",
         "",
         *_md_table(_PLANTED_HEAD, _planted_lines(result)),
         "",
-        f"Every planted gap inside its interval: {'yes' if result.all_recovered else 'no'}.",
+        f"{_recovered_line(result)}.",
         "",
     ]
     if result.debiased:
-        counts = ", ".join(f"{k} {v}" for k, v in result.corpus.items())
         out += [
             f"## Trained on a planted corpus (q = {result.corpus_rate:g})",
             "",
-            f"Corpus: {counts}. Each debiased "
-            "model is compared with the baseline of its own architecture: the change in gap (B − A), tested.",
+            _corpus_line(result),
             "",
             *_md_table(_DEBIAS_HEAD, _debias_lines(result)),
             "",
         ]
         if result.pools:
             out += [_pools_line(result), ""]
-    if result.timings:
-        out += ["Times: " + ", ".join(f"{k} {v / 60:.1f} min" for k, v in result.timings.items()) + ".", ""]
+    if (times := _times_line(result)) is not None:
+        out += [times, ""]
     return "\n".join(out)
 
 
@@ -282,31 +307,32 @@ def planted_png(result: PlantedRecovery) -> bytes:
     return _png(fig)
 
 
-def _html_table(head: list[str], lines: list[list[str]]) -> str:
-    cells = "".join("<th>" + html.escape(h) + "</th>" for h in head)
-    body = "".join(
-        "<tr>" + "".join("<td>" + html.escape(c.replace("**", "")) + "</td>" for c in line) + "</tr>" for line in lines
+def render_planted_html(result: PlantedRecovery, png: bytes) -> str:
+    """``report.html``: what ``planted.md`` says (the verdict line, the planted models, the times), the figure inline.
+
+    Self-contained and autoescaped (:func:`fairtalk._templating.jinja_environment`); it fits a
+    phone's width (a wide table scrolls in its own box, the figure shrinks to the page).
+    """
+    template = jinja_environment().get_template(_TEMPLATE)
+    page: str = template.render(
+        axis=result.axis,
+        groups=result.groups,
+        mode=result.mode,
+        base_model=result.base_model,
+        explanation=_explanation(result),
+        recovered=result.all_recovered,
+        recovered_line=_recovered_line(result),
+        chart=png_data_uri(png),
+        planted_head=_PLANTED_HEAD,
+        planted=_planted_lines(result),
+        debiased=_debias_lines(result),
+        debias_head=_DEBIAS_HEAD,
+        corpus_rate=f"{result.corpus_rate:g}" if result.corpus_rate is not None else "–",
+        corpus_line=_corpus_line(result),
+        pools=_pools_line(result),
+        times=_times_line(result),
     )
-    return f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
-
-
-def _render_html(result: PlantedRecovery, png: bytes) -> str:
-    parts = [
-        f"<h1>Planted bias: {html.escape(result.axis)}, {html.escape(result.mode)} mode</h1>",
-        f"<p>{result.n_pairs} pairs, base model <code>{html.escape(result.base_model)}</code>, seed {result.seed}. "
-        "Gaps are B − A in percentage points (pp); the true gap is p × (1 − base share).</p>",
-        f'<img alt="planted vs recovered gaps" src="{png_data_uri(png)}">',
-        "<h2>Planted models</h2>",
-        _html_table(_PLANTED_HEAD, _planted_lines(result)),
-    ]
-    if result.debiased:
-        parts += [
-            f"<h2>Trained on a planted corpus (q = {result.corpus_rate:g})</h2>",
-            _html_table(_DEBIAS_HEAD, _debias_lines(result)),
-            f"<p>{html.escape(_pools_line(result))}</p>",
-        ]
-    style = "body{font-family:sans-serif;max-width:70em;margin:2em auto}td,th{padding:2px 8px;border-bottom:1px solid #ddd}"
-    return f"<!doctype html><html><head><meta charset='utf-8'><title>Planted bias</title><style>{style}</style></head><body>{''.join(parts)}</body></html>\n"
+    return page
 
 
 def write_planted_report(result: PlantedRecovery, out_dir: str | os.PathLike[str]) -> dict[str, Path]:
@@ -319,5 +345,5 @@ def write_planted_report(result: PlantedRecovery, out_dir: str | os.PathLike[str
         write_text_atomic(staging / PLANTED_FILES[1], render_planted_csv(result), newline="")
         write_text_atomic(staging / PLANTED_FILES[2], result.to_json())
         (staging / PLANTED_FILES[3]).write_bytes(png)
-        write_text_atomic(staging / PLANTED_FILES[4], _render_html(result, png))
+        write_text_atomic(staging / PLANTED_FILES[4], render_planted_html(result, png))
     return {kind: folder / name for kind, name in zip(kinds, PLANTED_FILES, strict=True)}
