@@ -41,7 +41,7 @@ ALLOWED: dict[str, str] = {
     "vllm._engine}": "adapter registries and loaders monkeypatched; streaming, latency probe and vLLM internals",
     "fairtalk.prompts._{aesop,completions,gold,paraphrase,published,robustness}": "paper 004 helpers tested one by "
     "one (detokenize, LABEL_BLOCK, plural, clean_reply, SHAPES, COLUMNS, cell_sums)",
-    "fairtalk.report._{comparison,decoding,html,index,plots,prompt_analysis,table}": "renderer helpers (clip, cells, "
+    "fairtalk.report._{comparison,decoding,html,index,planted,plots,prompt_analysis,table}": "renderer helpers (clip, cells, "
     "decoding text, p formats) tested alone, and writers monkeypatched to fail midway",
     "fairtalk.training._{data,decoding,loops,nets,vocab}": "the reference models' internals (tokenizer, positions, "
     "batches, shipped checkpoints, the debias presets)",

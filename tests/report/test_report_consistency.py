@@ -363,3 +363,23 @@ def test_the_summary_says_how_many_answers_loop_or_are_garbage(a: float, b: floa
     else:
         assert sentences == []
     assert "Degenerate Rate (%)" in render_markdown(result)
+
+
+def test_the_index_row_reads_the_labels_beside_the_scorers_verdicts() -> None:
+    """Review: under a gate failed on the labels, the row said "none / all 8 shown equivalent"."""
+    from fairtalk.report._table import measure_label
+    from fairtalk.stats import PPIEstimate
+
+    result = _verdicts(build_result(hostile=False), "equivalent")
+    rate = next(m for m in result.measures if m.kind == "rate" and m.primary)
+    shown = PPIEstimate(0.9, (0.8, 1.0), 0.01, 0.05, 100, 100, 0.0, 0.0, 0.9, (0.8, 1.0), float("nan"))
+    measures = tuple(dataclasses.replace(m, ppi=shown) if m is rate else m for m in result.measures)
+    cell = _verdict_cell(render_index(_run(dataclasses.replace(result, measures=measures))))
+    label = measure_label(rate.name)
+    assert f"{label} (shown by the labels)" in cell and '<span class="badge bias">1 of 8</span>' in cell
+    assert f'<span class="badge bias">not shown equivalent on the labels</span> {label}' in cell
+    assert "all 8 shown equivalent" not in cell and "badge ok" not in cell
+    wide = PPIEstimate(0.0, (-0.5, 0.5), 0.5, 0.25, 100, 100, 0.0, 0.0, 0.0, (-0.5, 0.5), float("nan"))
+    measures = tuple(dataclasses.replace(m, ppi=wide) if m is rate else m for m in result.measures)
+    cell = _verdict_cell(render_index(_run(dataclasses.replace(result, measures=measures))))
+    assert "all 8 shown equivalent (1 the labels could not confirm)" in cell

@@ -26,7 +26,7 @@ from fairtalk.files import (
     write_text_atomic,
     written_files,
 )
-from fairtalk.gates import GateOutcome
+from fairtalk.gates import GateOutcome, labels_findings
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
@@ -110,17 +110,21 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
                 and (name != "judge.jsonl" or bool(result.judge_answers))
             )
         ]
+        labels = labels_findings(result)  # what the labels show against the scorer's verdicts, as the gates read them
+        by_labels = [f"{measure_label(str(d.key))} (shown by the labels)" for d in labels.differ]
         axes.append(
             {
                 "axis": axis_run.axis,
                 "groups": result.groups,
                 "n_pairs": result.n_pairs,
                 "n_pairs_built": generation.n_pairs,
-                "biased": [measure_label(name) for name in result.detected()],
+                "biased": [*(measure_label(name) for name in result.detected()), *by_labels],
+                "not_equivalent_by_labels": [measure_label(str(d.key)) for d in labels.beyond],
+                "n_unconfirmed": len(labels.unconfirmed),
                 "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
                 "n_measures": len(result.measures),
                 "n_primary": len(primary),
-                "n_equivalent": sum(m.verdict is Verdict.EQUIVALENT for m in primary),
+                "n_equivalent": sum(m.verdict is Verdict.EQUIVALENT and not labels.not_equivalent(m.name) for m in primary),
                 "n_errors": generation.n_errors,
                 "n_pairs_with_errors": generation.n_pairs_with_errors,
                 "error_examples": list(generation.error_examples),
@@ -212,7 +216,17 @@ def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
                 significant = measure.p_adjusted is not None and measure.p_adjusted < result.alpha
                 cells.append({"text": group_cell(measure), "significant": significant})
             rows.append({"label": measure_label(name), "cells": cells})
-        tables.append({"axis": parent, "reference": results[0].groups[0], "groups": [r.groups[1] for r in results], "rows": rows})
+        run_wide = all(r.correction_scope == "run" for r in results)
+        scope = "every axis of the run together" if run_wide else "the whole multi-way axis"
+        tables.append(
+            {
+                "axis": parent,
+                "reference": results[0].groups[0],
+                "groups": [r.groups[1] for r in results],
+                "rows": rows,
+                "correction": f"the correction over {scope} ({results[0].family_size} tests)",
+            }
+        )
     return tables
 
 
