@@ -116,3 +116,12 @@ def test_pairs_help_shows_its_pair_options_in_the_pairs_panel_and_engine_its_def
     panel = text[text.index("─ Pairs and measures ─") :]
     assert all(flag in panel for flag in ("--mixed", "--balance", "--turns"))
     assert "[default: (local)]" in " ".join(_help("respond").split())
+
+
+def test_a_bare_multiway_name_given_as_lexicon_is_refused_too() -> None:
+    """`swap --lexicon religion` silently meant christian vs muslim, as `--axis religion` once did."""
+    result = runner.invoke(app, ["swap", "--lexicon", "religion", "my church is near"], env={"COLUMNS": "500"})
+    assert result.exit_code == 2, result.output
+    assert "error: --lexicon religion has 6 groups and this command compares two" in _flat(result.output)
+    named = runner.invoke(app, ["swap", "--lexicon", "religion:christian-jewish", "my church is near"])
+    assert named.exit_code == 0 and "synagogue" in named.output

@@ -315,7 +315,7 @@ _MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
 _MSG_NO_AXIS = "give --axis (an axis or a lexicon file) or --lexicon FILE"
 _MSG_BLANK = "{option} is empty: give an axis or a lexicon file"
 _MSG_MULTIWAY = (
-    "--axis {axis} has {n} groups and this command compares two: choose a pair ({pairs}, or {axis}:A-B for any two of "
+    "{option} {axis} has {n} groups and this command compares two: choose a pair ({pairs}, or {axis}:A-B for any two of "
     "{groups}); `fairtalk audit --axis {axis}` runs {first} against each"
 )
 #: Under :func:`json_mode`: the real stdout, where :func:`print_json` writes (None otherwise).
@@ -653,6 +653,7 @@ def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "de
         if given is not None and not given.strip():
             raise fairtalk.SpecError(_MSG_BLANK.format(option=option), choices=fairtalk.axis_names())
     if lexicon is not None:
+        check_two_groups(lexicon, option="--lexicon")  # a bare multi-way name would silently mean its first pair
         loaded = fairtalk.load_lexicon(lexicon, variant=variant)
         return loaded if axis is None else dataclasses.replace(loaded, axis=axis)
     if axis is not None:
@@ -661,7 +662,7 @@ def resolve_lexicon(axis: str | None, lexicon: str | None, *, variant: str = "de
     raise fairtalk.SpecError(_MSG_NO_AXIS, choices=fairtalk.axis_names())
 
 
-def check_two_groups(axis: str) -> None:
+def check_two_groups(axis: str, *, option: str = "--axis") -> None:
     """SpecError for a bare multi-way axis (``religion``) in a command that compares two groups: name the pairs to choose.
 
     Only audit runs every group of a multi-way axis (the first against each other one); a
@@ -674,7 +675,9 @@ def check_two_groups(axis: str) -> None:
     if len(pairs) > 1:
         groups = axis_groups(axis)
         raise SpecError(
-            _MSG_MULTIWAY.format(axis=axis, n=len(groups), pairs=", ".join(pairs), groups=", ".join(groups), first=groups[0])
+            _MSG_MULTIWAY.format(
+                option=option, axis=axis, n=len(groups), pairs=", ".join(pairs), groups=", ".join(groups), first=groups[0]
+            )
         )
 
 
