@@ -91,7 +91,7 @@ def test_cli_single_pair_commands_take_path_a_b_and_refuse_the_bare_file(pets: P
     assert done.exit_code == 0, done.output
     assert done.stdout == "my fry and my fish\n"
     pairs = f"{pets}:cat-dog, {pets}:cat-fish"
-    as_religion = _MSG_MULTIWAY.format(axis=pets, n=3, pairs=pairs, groups="cat, dog, fish", first="cat")
+    as_religion = _MSG_MULTIWAY.format(option="--axis", axis=pets, n=3, pairs=pairs, groups="cat, dog, fish", first="cat")
     for command in (["swap", "--axis", str(pets), "kitten"], ["pairs", "--corpus", "builtin:chitchat", "--axis", str(pets)]):
         done = runner.invoke(app, command)
         assert done.exit_code == 2 and done.stdout == ""
