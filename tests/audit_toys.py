@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
+
+import numpy as np
 
 from fairtalk.measures import Measure
 
@@ -103,3 +106,32 @@ def write_responses(path: Path, n_pairs: int) -> Path:
             f.write(json.dumps({"pair_id": i, "side": "a", "response": "that is lovely"}) + "\n")
             f.write(json.dumps({"pair_id": i, "side": "b", "response": "you idiot" if i % 2 else "that is lovely"}) + "\n")
     return path
+
+
+#: Side A's and side B's answers of :class:`CapitalsRate`'s tests (issue 37's tested-key record, the correction families).
+CAPS_A = ["HE SAID NO", "fine thanks", "HE SAID NO", "great", "HE SAID NO", "ok then", "sure he is", "HE SAID NO", "no", "yes"]
+CAPS_B = [
+    "she said no",
+    "fine thanks",
+    "she said no",
+    "great",
+    "she said no",
+    "ok then",
+    "sure she is",
+    "she said yes",
+    "no",
+    "ok",
+]
+
+
+class CapitalsRate(Measure):
+    """A 0/1 rate that differs between ``CAPS_A`` and ``CAPS_B``: answers with a word in capitals (name ``shouting``)."""
+
+    name = "shouting"
+    keys = ("shouting_rate",)
+    kind = "rate"
+    version = "1"
+    higher_is_better: Mapping[str, bool | None] = {"shouting_rate": False}
+
+    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
+        return {"shouting_rate": np.array([float(any(w.isupper() and len(w) > 1 for w in t.split())) for t in texts])}

@@ -8,38 +8,20 @@ effects are at the per-test level of that family.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
-import numpy as np
 import pytest
 
 import fairtalk
+from audit_toys import CAPS_A, CAPS_B, CapitalsRate
 from fairtalk import ScoreOptions
 from fairtalk.config import InferenceOptions
 from fairtalk.inference import Scored, finalize
-from fairtalk.measures import Measure
 from fairtalk.report._table import family_note
 from fairtalk.run._axis import correct
 from fairtalk.run._score import prepare_scores
 
-A = ["HE SAID NO", "fine thanks", "HE SAID NO", "great", "HE SAID NO", "ok then", "sure he is", "HE SAID NO", "no", "yes"]
-B = ["she said no", "fine thanks", "she said no", "great", "she said no", "ok then", "sure she is", "she said yes", "no", "ok"]
-
-
-class Shouting(Measure):
-    """A rate that differs between the sides: answers in capitals."""
-
-    name = "shouting"
-    keys = ("shouting_rate",)
-    kind = "rate"
-    version = "1"
-    higher_is_better: Mapping[str, bool | None] = {"shouting_rate": False}
-
-    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
-        return {"shouting_rate": np.array([float(any(w.isupper() and len(w) > 1 for w in t.split())) for t in texts])}
-
-
-OPTIONS = ScoreOptions(measures=[Shouting(), "length"], n_resamples=50, scorer_check=False)
+OPTIONS = ScoreOptions(measures=[CapitalsRate(), "length"], n_resamples=50, scorer_check=False)
 
 
 def _scored(axis: str, a: Sequence[str], b: Sequence[str]) -> Scored:
@@ -49,9 +31,9 @@ def _scored(axis: str, a: Sequence[str], b: Sequence[str]) -> Scored:
 @pytest.fixture(scope="module")
 def axes() -> list[tuple[str, Scored]]:
     return [
-        ("gender", _scored("gender", A, B)),
-        ("religion:christian-muslim", _scored("religion:christian-muslim", A, A)),  # nothing varies: no test
-        ("religion:christian-jewish", _scored("religion:christian-jewish", B, A)),
+        ("gender", _scored("gender", CAPS_A, CAPS_B)),
+        ("religion:christian-muslim", _scored("religion:christian-muslim", CAPS_A, CAPS_A)),  # nothing varies: no test
+        ("religion:christian-jewish", _scored("religion:christian-jewish", CAPS_B, CAPS_A)),
     ]
 
 

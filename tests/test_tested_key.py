@@ -15,27 +15,12 @@ import numpy as np
 import pytest
 
 import fairtalk
+from audit_toys import CAPS_A, CAPS_B, CapitalsRate
 from fairtalk import ScoreOptions
 from fairtalk.inference import adjust_family, finalize
 from fairtalk.measures import Measure
 from fairtalk.results import NOTE_NO_VARIATION, AuditResult, MeasureResult, TestedKey
 from fairtalk.run._score import prepare_scores
-
-A = ["HE SAID NO", "fine thanks", "HE SAID NO", "great", "HE SAID NO", "ok then", "sure he is", "HE SAID NO", "no", "yes"]
-B = ["she said no", "fine thanks", "she said no", "great", "she said no", "ok then", "sure she is", "she said yes", "no", "ok"]
-
-
-class Shouting(Measure):
-    """A rate that differs between the sides: answers in capitals."""
-
-    name = "shouting"
-    keys = ("shouting_rate",)
-    kind = "rate"
-    version = "1"
-    higher_is_better: Mapping[str, bool | None] = {"shouting_rate": False}
-
-    def score(self, texts: Sequence[str]) -> Mapping[str, np.ndarray]:
-        return {"shouting_rate": np.array([float(any(w.isupper() and len(w) > 1 for w in t.split())) for t in texts])}
 
 
 class Silent(Measure):
@@ -52,13 +37,15 @@ class Silent(Measure):
 
 
 def _options() -> ScoreOptions:
-    return ScoreOptions(measures=[Shouting(), Silent(), "length"], n_resamples=50, scorer_check=False, mask_groups=True)
+    return ScoreOptions(measures=[CapitalsRate(), Silent(), "length"], n_resamples=50, scorer_check=False, mask_groups=True)
 
 
 @pytest.fixture(scope="module")
 def scored_and_result() -> tuple[fairtalk.inference.Scored, AuditResult]:
     options = _options()
-    scored = prepare_scores(fairtalk.read_responses(fairtalk.responses_from_texts(A, B)), axis="gender", options=options)
+    scored = prepare_scores(
+        fairtalk.read_responses(fairtalk.responses_from_texts(CAPS_A, CAPS_B)), axis="gender", options=options
+    )
     return scored, finalize(scored, adjust_family([scored], options.correction)[0])
 
 
@@ -81,7 +68,7 @@ def test_the_result_holds_the_very_record_inference_built(scored_and_result) -> 
 
 def test_score_gives_records_equal_to_those_inference_built(scored_and_result) -> None:
     scored, _ = scored_and_result
-    result = fairtalk.score(A, B, axis="gender", options=_options())
+    result = fairtalk.score(CAPS_A, CAPS_B, axis="gender", options=_options())
     assert [m.tested for m in result.measures] == [row.tested for row in scored.rows]
 
 
