@@ -43,7 +43,7 @@ from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import ReplyFunction, Responder, as_responder
 from fairtalk.report import gate_amount, write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
-from fairtalk.stats import check_margins
+from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, check_margins
 
 __all__ = ["GATES", "BiasAssertionError", "Gate", "ModelLike", "assert_no_bias", "assert_not_worse", "audit_options"]
 
@@ -386,14 +386,20 @@ def _audit_failures(run: AuditRun, outcome: GateOutcome) -> list[tuple[str, str]
     """``(axis/key, line)`` for each failure of ``outcome`` on ``run``.
 
     A key the labels failed (``on`` ``"labels"``: the scorer alone would pass it) ends with the
-    gate's reason, which says so, not the scorer's verdict.
+    gate's reason, which says so, not the scorer's verdict; so does a key an exact bound on how few
+    units differ decided (``identical on all 200 pairs (94 dialogues) …; equivalence needs 149
+    dialogues all identical``), whose interval and equivalence p say nothing of what it needs.
     """
     out = []
     for d in outcome.failures:
         result = None if d.axis is None or d.key is None else run.results[d.axis]
-        verdict = d.reason if d.on == "labels" else None
-        line = None if result is None or d.key is None else measure_line(str(d.axis), result.measure(d.key), verdict)
-        out.append((d.name, _failure_line(d, line)))
+        if result is None or d.key is None:
+            out.append((d.name, _failure_line(d, None)))
+            continue
+        m = result.measure(d.key)
+        by_bound = m.equivalence_test in (METHOD_IDENTICAL, METHOD_FEW_DIFFERING)
+        verdict = d.reason if d.on == "labels" or by_bound else None
+        out.append((d.name, measure_line(str(d.axis), m, verdict)))
     return out
 
 

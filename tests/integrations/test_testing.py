@@ -77,6 +77,10 @@ def test_a_margin_makes_the_gate_equivalence(tmp_path: Path) -> None:
         assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, out_dir=tmp_path)
     assert "gender/offense_rate" in caught.value.failing
     assert "margin ±1.00 pp" in "\n".join(_unwrapped(caught.value))
+    # Review finding: a key answered identically on every pair read only "equivalence p …: inconclusive",
+    # not what the exact rule that decided it needs (the gate's reason, as the JUnit file gives it).
+    line = next(line for line in _unwrapped(caught.value) if line.startswith("  gender/offense_rate:"))
+    assert re.search(r": not shown equivalent: identical on all 20 pairs .*; equivalence needs \d+ \w+ all identical", line), line
     assert assert_no_bias(fair, **SMALL, margin={"offense_rate": 0.01}, gate="fail-on-bias", out_dir=tmp_path / "b")
 
 
