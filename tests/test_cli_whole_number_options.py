@@ -32,6 +32,7 @@ _RESAMPLES = ("--resamples", "0", "--resamples must be at least 1, got 0")
 _DIVERGENT = ("--divergent", "-1", "--divergent must be at least 0, got -1")
 _BATCH = ("--batch-size", "0", "--batch-size must be a positive int, got 0")
 _FAILURES = ("--max-consecutive-failures", "-1", "--max-consecutive-failures must be 0 or more, or None, got -1")
+_PAIRS = ("--pairs", "1", "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 1")
 _CASES = [
     *(("audit", *case) for case in (_SEED, _RESAMPLES, _DIVERGENT, _BATCH, _FAILURES)),
     *(("score", *case) for case in (_SEED, _RESAMPLES, _DIVERGENT)),
@@ -40,8 +41,11 @@ _CASES = [
     ("prompts generate", *_FAILURES),
     ("reproduce debias", *_RESAMPLES),
     # review finding: --pairs 1 was refused as the library's keyword ("n_pairs must be a whole number ≥ 2 ...")
-    ("reproduce debias", "--pairs", "1", "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 1"),
+    ("reproduce debias", *_PAIRS),
     ("reproduce planted", *_RESAMPLES),
+    # review finding: reproduce planted worded it its own way ("--pairs must be at least 2, not 1")
+    ("reproduce planted", *_PAIRS),
+    ("reproduce planted", "--pairs", "-1", _PAIRS[2].replace("got 1", "got -1")),
 ]
 
 

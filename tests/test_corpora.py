@@ -523,7 +523,7 @@ def test_jsonl_system_messages_left_out_are_counted_per_conversation(tmp_path) -
     assert summary.count(system) == 2  # two conversations kept without theirs (three messages)
     assert summary.where(system) == f"{path}:2" and summary.count("empty value") == 1
     assert summary.n_read == 4 and summary.n_yielded == 3  # nothing dropped but the empty one
-    assert f"skipped: {system} 2, first at {path}:2" in summary.skip_lines()
+    assert f"kept without a part: {system} 2, first at {path}:2" in summary.skip_lines()  # as pairs and augment say
     assert system in fairtalk.corpora.REASONS
     assert kept_in_part(system) and not kept_in_part("empty value")
 
@@ -574,3 +574,44 @@ def test_split_corpus_holds_out_whole_dialogues_by_a_stable_hash(tmp_path) -> No
     assert summary.n_yielded == len(held) and summary.count("malformed JSON") == 1 and shares["train"].source == whole.source
     with pytest.raises(SpecError, match="unknown split"):
         split_corpus(whole, "all")
+
+
+def test_a_missing_reply_is_a_record_without_a_response_not_a_skipped_line(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: train said "skipped: reply: missing ... 1" and "without a response 1" for one odd last line."""
+    import fairtalk
+
+    path = tmp_path / "odd.txt"
+    path.write_text("{not a line\nhi\nhe is here\n\nmy mom\n")  # the second reply is empty, the third missing
+    corpus = fairtalk.read_corpus(f"twitter:{path}")
+    assert [c.response for c in corpus] == ["hi", None, None]
+    summary = corpus.summary
+    assert summary.replies == (("reply: empty line", 1), ("reply: missing (odd number of lines)", 1))
+    assert summary.skip_lines(replies=False) == []
+    assert summary.skip_lines() == [
+        f"kept without a part: reply: empty line 1, first at {path}:4",
+        f"kept without a part: reply: missing (odd number of lines) 1, first at {path}:5",
+    ]
+    assert summary.reply_note() == (
+        f"of which reply: empty line 1, first at {path}:4; reply: missing (odd number of lines) 1, first at {path}:5"
+    )
+    said = summary.with_skips("no pairs")
+    assert said == f"no pairs; of the records without a response, {summary.reply_note().removeprefix('of which ')}"
+    assert "skipped" not in said
+
+
+def test_with_skips_counts_only_the_lines_skipped_as_skipped(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    import fairtalk
+
+    path = tmp_path / "mixed.jsonl"
+    chat = {"messages": [{"role": "system", "content": "be kind"}, {"role": "user", "content": "he is here"}]}
+    path.write_text("{bad\n" + json.dumps(chat) + "\n{bad\n")
+    corpus = fairtalk.read_corpus(path)
+    assert len(list(corpus)) == 1 and corpus.summary.n_skipped == 3  # two lines skipped, one kept without a part
+    said = corpus.summary.with_skips("too few")
+    assert said == (
+        f"too few; the reader skipped 2 line(s) of {path}: malformed JSON 2, first at {path}:1; "
+        f"it kept 1 record(s) without a part: system messages (left out) 1, first at {path}:2"
+    )
+    assert corpus.summary.reply_note() == ""

@@ -367,6 +367,53 @@ def test_fullwidth_forms_are_swapped_and_written_fullwidth(gender: Swapper) -> N
     assert check.n_leftover == 1
 
 
+def _fw(text: str) -> str:
+    """``text`` with its ASCII characters (not its spaces) in their fullwidth forms."""
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+def _narrow(text: str) -> str:
+    """``text`` with its fullwidth forms in ASCII, its ideographic spaces plain."""
+    return "".join(chr(ord(c) - 0xFEE0) if "\uff01" <= c <= "\uff5e" else " " if c == "\u3000" else c for c in text)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"{_fw('h')}im is here", f"{_fw('h')}er is here"),  # as long: each character keeps its width
+        (f"h{_fw('im')} is here", f"h{_fw('er')} is here"),
+        (f"{_fw('bro')}ther is here", "sister is here"),  # not as long: most are ASCII
+        (f"{_fw('brothe')}r is here", f"{_fw('sister')} is here"),  # most are fullwidth
+        (f"{_fw('h')}e is here", f"{_fw('she')} is here"),  # a tie: fullwidth, as before
+        (f"{_fw('he')} is here", f"{_fw('she')} is here"),
+        (f"my w{_fw('ife')} is here", f"my {_fw('husband')} is here"),
+        (f"{_fw('my')}\u3000{_fw('wife')}", f"{_fw('my')}\u3000{_fw('husband')}"),
+    ],
+)
+def test_a_word_typed_partly_fullwidth_keeps_its_widths(gender: Swapper, text: str, expected: str) -> None:
+    """Review finding: ``ｈim`` (one fullwidth letter) came back all fullwidth, ``ｈｅｒ``."""
+    assert swapped(gender, text) == expected
+    assert gender.swap_lines(text) == expected  # the block path writes it alike
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_fw("so I am going to eat"), _fw("so fin to eat")),  # the pronoun carries no case information
+        (_fw("I am going to eat"), _fw("Fin to eat")),  # a sentence starts
+        (_fw("ok! I am going to eat"), _fw("ok! Fin to eat")),  # after a fullwidth "！" too
+        (_fw("ok!") + "\u3000" + _fw("I am going to eat"), _fw("ok!") + "\u3000" + _fw("Fin to eat")),
+        (_fw("I'm good"), _fw("I'm straight")),
+        (f"so {_fw('I')} am going to eat", "so fin to eat"),  # most of it ASCII
+    ],
+)
+def test_a_fullwidth_pronoun_i_takes_the_rule_of_the_ascii_one(text: str, expected: str) -> None:
+    """Review finding: a fullwidth ``Ｉ`` was a capital of its own: ``ｓｏ Ｉ ａｍ ｇｏｉｎｇ ｔｏ`` became ``ｓｏ Ｆｉｎ ｔｏ``."""
+    swapper = Swapper(make_lexicon(("i am going to", "fin to"), ("i'm good", "i'm straight")))
+    assert swapped(swapper, text) == expected
+    assert swapped(swapper, _narrow(text)) == _narrow(expected)  # the same words as in ASCII
+
+
 def test_choice_spreads_roughly_evenly() -> None:
     swapper = Swapper(make_lexicon(("cool", "lit"), ("cool", "sick"), ("cool", "ill")))
     counts: dict[str, int] = {}

@@ -204,13 +204,23 @@ def test_rejects_a_retrieval_config_of_another_model(tmp_path) -> None:
         )
 
 
+@pytest.mark.parametrize("n_pairs", [1, 0, 2.5, True])
+def test_the_library_words_a_bad_n_pairs_as_every_audit_does(tmp_path, n_pairs) -> None:  # noqa: ANN001
+    """Review finding: reproduce_planted said "n_pairs must be at least 2, not 1" (and took 2.5), unlike audit and reproduce_debias."""
+    with pytest.raises(
+        fairtalk.SpecError, match=r"^n_pairs must be a whole number ≥ 2 \(two pairs are the fewest a test compares\), got"
+    ):
+        reproduce_planted(out_dir=tmp_path / "out", rates=(0.0,), base_model="builtin:echo?mode=identity", n_pairs=n_pairs)
+    assert not (tmp_path / "out").exists()
+
+
 def test_cli_rejects_bad_options_with_clear_errors(tmp_path) -> None:
     runner = CliRunner()
     cases = {
         ("--rates", "0,abc"): "--rates must be comma-separated numbers in [0, 100]",
         ("--rates", "0,150"): "--rates must be comma-separated numbers in [0, 100]",
         ("--corpus-rate", "120"): "--corpus-rate must be in [0, 100]",
-        ("--pairs", "1"): "--pairs must be at least 2",
+        ("--pairs", "1"): "--pairs must be a whole number ≥ 2 (two pairs are the fewest a test compares), got 1",
     }
     for args, message in cases.items():
         result = runner.invoke(app, ["reproduce", "planted", *args, "-o", str(tmp_path / "out")])

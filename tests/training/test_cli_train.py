@@ -180,3 +180,28 @@ def test_a_corpus_of_bad_lines_only_is_an_error_that_counts_them(tmp_path) -> No
     assert "error:thecorpushasnocontext-responsepairstotrainon(0recordsread" in compact
     assert f"thereaderskipped2line(s)ofjsonl:{path}:malformedJSON2,firstat{path}:1" in compact
     assert not (tmp_path / "o" / "model.safetensors").exists()
+
+
+def test_train_counts_a_missing_twitter_reply_once_among_those_without_a_response(tmp_path) -> None:
+    """Review finding: an odd twitter file's last line was "skipped: reply: missing ... 1" and "without a response 1" too.
+
+    ``fairtalk augment`` counts it once, among those without a response; so does train, and its error.
+    """
+    path = tmp_path / "odd.txt"
+    turns = [line for d in toy_dialogues(20) for line in (d.text, d.response)]
+    path.write_text("\n".join([*turns, "my mom is here"]) + "\n")  # 20 exchanges, then a context without its reply
+    args = ["train", "retrieval", "--corpus", f"twitter:{path}", "--epochs", "1", "--threads", "1", "--pool-size", "10"]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    compact = "".join(result.stdout.split())
+    assert f"withoutaresponse1,leftout(ofwhichreply:missing(oddnumberoflines)1,firstat{path}:41)" in compact
+    assert "skipped" not in result.stdout and compact.count("reply:missing") == 1
+    one = tmp_path / "one.txt"
+    one.write_text("my mom\n")  # no dialogue at all: the error counts it once too
+    result = runner.invoke(app, [*args[:3], f"twitter:{one}", *args[4:], "-o", str(tmp_path / "o2")])
+    flat = " ".join(result.stderr.split())
+    assert result.exit_code == 2, result.output
+    assert "(1 records read, 1 without a response, 0 with a blank context;" in flat
+    compact = "".join(result.stderr.split())
+    assert f"oftherecordswithoutaresponse,reply:missing(oddnumberoflines)1,firstat{one}:1" in compact
+    assert "skipped" not in flat and not (tmp_path / "o2" / "model.safetensors").exists()

@@ -178,9 +178,7 @@ def planted(
     from fairtalk.pipeline import reproduce_planted
 
     started = time.perf_counter()
-    check_options(ctx, "n_resamples")  # before any training, in audit's words
-    if n_pairs is not None and n_pairs < 2:
-        raise fairtalk.SpecError(f"--pairs must be at least 2, not {n_pairs}")
+    check_options(ctx, "n_resamples", "n_pairs")  # before any training, in audit's words, naming --resamples and --pairs
     if corpus_rate is not None and not 0 <= corpus_rate <= 100:
         raise fairtalk.SpecError(_MSG_CORPUS_RATE.format(given=corpus_rate))
     show_log("fairtalk.training", "fairtalk.experiments._reproduce", "fairtalk.experiments._reproduce_planted")

@@ -41,8 +41,7 @@ def _with_skips(error: InputError, read: ReadSummary) -> InputError:
     """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
     if error.path is not None or not read.skipped:
         return error
-    skipped = "; ".join(f"{reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped)
-    return type(error)(f"{error}; the reader skipped {read.n_skipped:,} line(s) of {read.source}: {skipped}")
+    return type(error)(read.with_skips(str(error)))  # a reply's problem: among those without a response, not a skip
 
 
 @app.command()
@@ -124,7 +123,8 @@ def train(
         except KeyboardInterrupt:  # the checkpoint is written whole at the end, and no epoch is kept before
             interrupted(note=_MSG_INTERRUPTED.format(output=output), keep=[output])
     when_interrupted(f"the checkpoint was written in {output}", keep=[output])
-    for line in [*dialogues.summary.skip_lines(), *result.left_out_lines()]:  # what was read but not trained on, counted
+    read = dialogues.summary  # what was read but not trained on, counted once (a missing reply: without a response)
+    for line in [*read.skip_lines(replies=False), *result.left_out_lines(reply_note=read.reply_note())]:
         say(line)
     last = result.epochs[-1].validation if result.epochs else {}
     figures = ", ".join(f"{k} {v:.4f}" for k, v in last.items())

@@ -57,8 +57,6 @@ from fairtalk.corpora._chitchat import read_chitchat
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
     REASONS,
-    SYSTEM_MESSAGES,
-    kept_in_part,
     open_binary,
     read_csv,
     read_jsonl,
@@ -68,7 +66,7 @@ from fairtalk.corpora._readers import (
     read_tsv,
     read_twitter,
 )
-from fairtalk.corpora._tally import ReadSummary, Tally
+from fairtalk.corpora._tally import SYSTEM_MESSAGES, ReadSummary, Tally, kept_in_part
 from fairtalk.errors import CorpusError, SpecError
 from fairtalk.records import Context
 

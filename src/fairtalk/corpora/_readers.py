@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, cast
 
 from fairtalk._jsonl import replace_surrogates
-from fairtalk.corpora._tally import Tally
+from fairtalk.corpora._tally import BAD_DIALOGUE, REPLY_PREFIX, SYSTEM_MESSAGES, Tally
 from fairtalk.errors import CorpusError
 from fairtalk.records import Context, join_turns
 
@@ -44,17 +44,9 @@ FEW_COLUMNS = "too few columns"
 MANY_COLUMNS = "too many columns"
 BAD_CSV = "malformed CSV"
 NO_TEXT = "no text: field"
-REPLY_PREFIX = "reply: "
 NO_REPLY = "reply: missing (odd number of lines)"
 SURROGATE = "lone surrogate escape (not UTF-8 text)"
 BAD_MESSAGES = "malformed messages (a list of {role: user|assistant|system, content: text} with a user turn)"
-#: A conversation's system messages are left out of its context: counted per conversation kept without them,
-#: dropping no record (``record=False``). The reader does not know the model: ``fairtalk audit`` adds that
-#: ``--system-prompt`` gives one where its model takes a system prompt (a ``python:`` function takes none).
-SYSTEM_MESSAGES = "system messages (left out)"
-#: A JSONL record whose ``cluster``/``dialogue_id``/``conversation_id`` is neither text nor a whole number
-#: (a fraction, true/false, a list, an object, null, ""): kept as a dialogue of its own, counted (``record=False``).
-BAD_DIALOGUE = "dialogue id not text or a whole number (kept as its own dialogue)"
 REASONS = (
     NOT_UTF8,
     TOO_LONG,
@@ -74,11 +66,6 @@ REASONS = (
     SYSTEM_MESSAGES,
     BAD_DIALOGUE,
 )
-
-
-def kept_in_part(reason: str) -> bool:
-    """Whether a read problem keeps its record, without a part (a reply, system messages), rather than skipping it."""
-    return reason in (SYSTEM_MESSAGES, BAD_DIALOGUE) or reason.startswith(REPLY_PREFIX)
 
 
 _MSG_READ_FAILED = "cannot read corpus file ({reason})"

@@ -5,7 +5,22 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-__all__ = ["ReadSummary", "Tally"]
+__all__ = ["BAD_DIALOGUE", "REPLY_PREFIX", "SYSTEM_MESSAGES", "ReadSummary", "Tally", "kept_in_part"]
+
+#: The reasons of a reply's problems (a twitter context kept without its reply) start with this.
+REPLY_PREFIX = "reply: "
+#: A conversation's system messages are left out of its context: counted per conversation kept without them,
+#: dropping no record (``record=False``). The reader does not know the model: ``fairtalk audit`` adds that
+#: ``--system-prompt`` gives one where its model takes a system prompt (a ``python:`` function takes none).
+SYSTEM_MESSAGES = "system messages (left out)"
+#: A JSONL record whose ``cluster``/``dialogue_id``/``conversation_id`` is neither text nor a whole number
+#: (a fraction, true/false, a list, an object, null, ""): kept as a dialogue of its own, counted (``record=False``).
+BAD_DIALOGUE = "dialogue id not text or a whole number (kept as its own dialogue)"
+
+
+def kept_in_part(reason: str) -> bool:
+    """Whether a read problem keeps its record, without a part (a reply, system messages), rather than skipping it."""
+    return reason in (SYSTEM_MESSAGES, BAD_DIALOGUE) or reason.startswith(REPLY_PREFIX)
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +53,51 @@ class ReadSummary:
         """Location (``path:line``) of the first skip for ``reason``, or None."""
         return dict(self.first_location).get(reason)
 
-    def skip_lines(self) -> list[str]:
-        """One line per reason skipped: ``skipped: malformed JSON 2, first at c.jsonl:301``."""
-        return [f"skipped: {reason} {n:,}, first at {self.where(reason) or '?'}" for reason, n in self.skipped]
+    @property
+    def replies(self) -> tuple[tuple[str, int], ...]:
+        """The reasons of a reply's problems, with their counts: each kept its context, without a response."""
+        return tuple((reason, n) for reason, n in self.skipped if reason.startswith(REPLY_PREFIX))
+
+    def skip_lines(self, *, replies: bool = True) -> list[str]:
+        """One line per reason: ``skipped: malformed JSON 2, first at c.jsonl:301``.
+
+        A problem that kept its record in part says so (``kept without a part: system messages
+        (left out) 1, first at c.jsonl:4``), as ``fairtalk pairs`` and ``augment`` say it.
+        ``replies=False`` leaves out a reply's problems, for a caller that counts the records
+        without a response (those contexts are among them): :meth:`reply_note` says them there.
+        """
+        return [
+            f"{'kept without a part' if kept_in_part(reason) else 'skipped'}: {reason} {n:,}, first at {self.where(reason) or '?'}"
+            for reason, n in self.skipped
+            if replies or not reason.startswith(REPLY_PREFIX)
+        ]
+
+    def reply_note(self) -> str:
+        """The reply problems among the records without a response: ``of which reply: missing (odd number of lines) 1, first at t.txt:3``.
+
+        Empty when there was none; several are joined by ``; ``.
+        """
+        return f"of which {self._listed(self.replies)}" if self.replies else ""
+
+    def with_skips(self, message: str) -> str:
+        """``message`` (an error no line of a file caused) followed by what the reader skipped or kept in part, if anything.
+
+        ``...; the reader skipped 2 line(s) of jsonl:c.jsonl: malformed JSON 2, first at c.jsonl:1``. A
+        reply's problem kept its context without a response, so it is no skipped line:
+        ``...; of the records without a response, reply: missing (odd number of lines) 1, first at t.txt:1``.
+        """
+        skipped = tuple((reason, n) for reason, n in self.skipped if not kept_in_part(reason))
+        in_part = tuple((r, n) for r, n in self.skipped if kept_in_part(r) and not r.startswith(REPLY_PREFIX))
+        if skipped:
+            message += f"; the reader skipped {sum(n for _, n in skipped):,} line(s) of {self.source}: {self._listed(skipped)}"
+        if in_part:
+            message += f"; it kept {sum(n for _, n in in_part):,} record(s) without a part: {self._listed(in_part)}"
+        if self.replies:
+            message += f"; of the records without a response, {self._listed(self.replies)}"
+        return message
+
+    def _listed(self, rows: tuple[tuple[str, int], ...]) -> str:
+        return "; ".join(f"{reason} {n:,}, first at {self.where(reason) or '?'}" for reason, n in rows)
 
 
 class Tally:

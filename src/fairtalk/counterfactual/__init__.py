@@ -30,7 +30,10 @@ Matching rules
 
 * A typographic apostrophe stays as it is: ``He’s`` -> ``She’s``, ``he‘s`` -> ``she‘s``.
 * Fullwidth forms (``ＨＥ``, U+FF01-U+FF5E) match as the ASCII they fold to under NFKC, and the
-  counterpart is written fullwidth: ``ＨＥ is here`` -> ``ＳＨＥ is here``.
+  counterpart is written fullwidth: ``ＨＥ is here`` -> ``ＳＨＥ is here``. A word typed partly
+  fullwidth keeps each character's width where the counterpart is as long (``ｈim`` -> ``ｈer``),
+  else takes the width most of its characters have (``ｂｒｏther`` -> ``sister``); a fullwidth ``Ｉ``
+  is the pronoun ``I``, and a fullwidth ``．``, ``！``, ``？`` or ``＂`` ends a sentence.
 
 Word sense
 ----------
@@ -493,10 +496,44 @@ def _in_form_of(source: str, replacement: str) -> str:
     if apostrophe is not None:
         replacement = replacement.replace("'", apostrophe)
     if _FULLWIDTH.search(source) is not None:
-        replacement = replacement.translate(_TO_FULLWIDTH)
-        if _IDEOGRAPHIC_SPACE in source:
-            replacement = replacement.replace(" ", _IDEOGRAPHIC_SPACE)
+        replacement = _in_widths(source, replacement)
     return replacement
+
+
+def _is_wide(char: str) -> bool | None:
+    """A character's width: True fullwidth (or the ideographic space), False ASCII, None a space or another character."""
+    if "\uff01" <= char <= "\uff5e" or char == _IDEOGRAPHIC_SPACE:
+        return True
+    return False if "!" <= char <= "~" else None
+
+
+def _in_widths(source: str, replacement: str) -> str:
+    """``replacement`` (ASCII but for its apostrophe) in the widths of ``source``, which holds a fullwidth form.
+
+    What we chose for a word typed partly fullwidth: where the two are as long, their characters
+    map place by place, and each character takes the width of the source's at its place (``ｈim``
+    -> ``ｈer``). Otherwise, and at a place where the source has an ASCII space or a character of
+    no width of its own (a typographic apostrophe), the width most of the source's characters
+    have; on a tie fullwidth, as every counterpart of a source with a fullwidth form was written
+    before (``ｈe`` -> ``ｓｈｅ``). A space becomes ideographic (U+3000) only where the source has
+    one: at its place, or, by the majority, anywhere in it.
+    """
+    widths = [_is_wide(char) for char in source]
+    wide = widths.count(True) >= widths.count(False)
+    if len(source) != len(replacement):
+        if not wide:
+            return replacement
+        written = replacement.translate(_TO_FULLWIDTH)
+        return written.replace(" ", _IDEOGRAPHIC_SPACE) if _IDEOGRAPHIC_SPACE in source else written
+    chars = []
+    for char, theirs, width in zip(replacement, source, widths, strict=True):
+        if char == " ":
+            chars.append(_IDEOGRAPHIC_SPACE if theirs == _IDEOGRAPHIC_SPACE else char)
+        elif wide if width is None else width:
+            chars.append(char.translate(_TO_FULLWIDTH))
+        else:
+            chars.append(char)
+    return "".join(chars)
 
 
 def term_key(term: str) -> str:
@@ -579,8 +616,8 @@ def _apply_case(source: str, target: str, text: str, start: int, spellings: dict
     first = source.split()[0]
     if len(source) > 1 and source.isupper():
         cased = target.upper()
-    elif first[0] == "I" and first.lower().translate(_APOSTROPHES) in _I_PRONOUNS:
-        # "I" is capitalised anywhere; keep a capital only where the target needs one.
+    elif first[0] in "I\uff29" and _folded(first).lower().translate(_APOSTROPHES) in _I_PRONOUNS:
+        # "I" (or a fullwidth "Ｉ") is capitalised anywhere; keep a capital only where the target needs one.
         title = target.split()[0] in _I_PRONOUNS or at_sentence_start(text, start)
         cased = _capitalise(target) if title else target
     else:

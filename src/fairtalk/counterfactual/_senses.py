@@ -17,8 +17,9 @@ SPACE = r"[^\S\x1e\n]"
 #: The next token after a match: a word, another character, or nothing (end of text or turn).
 _NEXT = re.compile(SPACE + r"*(?:([\w'\u2019-]+)|(\S))?")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'"})
-#: What a sentence opens after: its punctuation, a turn separator (U+001E), a turn's role mark.
-_SENTENCE_END = frozenset('.!?"\u201c\u201d\x1e' + ROLE_MARKS)
+#: What a sentence opens after: its punctuation (its fullwidth forms ``．！？＂`` too, as the swapper matches
+#: fullwidth text), a turn separator (U+001E), a turn's role mark.
+_SENTENCE_END = frozenset('.!?"\u201c\u201d\x1e\uff0e\uff01\uff1f\uff02' + ROLE_MARKS)
 _WORD = re.compile(r"[\w'\u2019]+")
 #: Where the look-back for a determiner stops: the end of a clause or of a turn.
 _CLAUSE_END = re.compile(r"[.!?;:\x1e\n" + ROLE_MARKS + "]")
@@ -78,7 +79,7 @@ _LOOK_BACK_WORDS = 3
 
 def at_sentence_start(text: str, start: int) -> bool:
     """True when ``start`` opens the text, a sentence or a turn."""
-    before = text[:start].rstrip(" \t\n\r")
+    before = text[:start].rstrip(" \t\n\r\u3000")
     return not before or before[-1] in _SENTENCE_END
 
 

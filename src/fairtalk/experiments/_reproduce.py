@@ -215,8 +215,7 @@ def _with_skips(error: InputError, read: ReadSummary) -> InputError:
     """``error`` (one not about a file's line) with the lines the corpus reader skipped, when it skipped any."""
     if error.path is not None or not read.skipped:
         return error
-    skipped = "; ".join(f"{reason} {n:,}, first at {read.where(reason) or '?'}" for reason, n in read.skipped)
-    return type(error)(f"{error}; the reader skipped {read.n_skipped:,} line(s) of {read.source}: {skipped}")
+    return type(error)(read.with_skips(str(error)))  # a reply's problem: among those without a response, not a skip
 
 
 def _train(
@@ -236,7 +235,8 @@ def _train(
         except InputError as exc:  # too few dialogues: say what the reader skipped
             raise _with_skips(exc, dialogues.summary) from exc
     if report:
-        for line in [*dialogues.summary.skip_lines(), *result.left_out_lines()]:
+        read = dialogues.summary  # a missing reply counted once, among those without a response
+        for line in [*read.skip_lines(replies=False), *result.left_out_lines(reply_note=read.reply_note())]:
             _LOG.warning("the training corpus %s: %s", dialogues.source, line)
     return result
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from fairtalk.config import AuditConfig
 from fairtalk.corpora import read_corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.debias import plant_corpus, write_planted
@@ -285,8 +286,7 @@ def reproduce_planted(
     if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0 <= q <= 1:
         raise SpecError(f"corpus_rate must be in [0, 1], got {q!r}")
     n_pairs = mode["n_pairs"] if n_pairs is None else n_pairs
-    if n_pairs is not None and n_pairs < 2:
-        raise SpecError(f"n_pairs must be at least 2, not {n_pairs}")
+    AuditConfig(n_pairs=n_pairs)  # checked as every audit checks it: a whole number ≥ 2 (or None, every pair)
     config = TrainConfig(model="seq2seq", seed=seed, **mode["training"]) if train_config is None else train_config
     if retrieval_config is None:
         retrieval_config = replace(config, model="retrieval", **mode["retrieval"])

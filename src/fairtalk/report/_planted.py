@@ -1,9 +1,10 @@
 """``reproduce planted``'s report: planted vs recovered gaps, and the planted corpus' baseline, CDA and WER.
 
-``planted.md`` holds two tables (the planted models: rate, true gap, recovered gap with its
-interval, covered, verdict, MDE; the models trained on the planted corpus, Seq2Seq then retrieval:
-gap with its interval, change from the baseline of the same architecture with its interval and
-verdict, and how many planted replies each ranker's pool holds); ``planted.csv`` one row per line of
+``planted.md`` holds two tables, each with its verdicts right after the measure (the planted
+models: rate, verdict, true gap, recovered gap with its interval, covered, MDE; the models trained
+on the planted corpus, Seq2Seq then retrieval: the verdicts on the gap and on its change from the
+baseline of the same architecture, the gap with its interval, the change with its interval, and
+how many planted replies each ranker's pool holds); ``planted.csv`` one row per line of
 either; ``results.json`` is ``PlantedRecovery.to_dict()``; ``planted.png`` the two panels, and
 ``report.html`` what planted.md says (a page that fits a phone), with the figure inline. Gaps are ``B - A`` in percentage points (pp).
 """
@@ -83,13 +84,13 @@ def _planted_lines(result: PlantedRecovery) -> list[list[str]]:
         [
             f"{100 * r.rate:g}",
             r.key,
+            r.verdict.value,
             _pts(r.base_share),
             _pts(r.true_gap),
             f"{r.n_planted}",
             _pts(r.gap),
             _ci(r.ci),
             {True: "yes", False: "**no**", None: "–"}[r.covered],
-            r.verdict.value,
             _pts(r.mde),
         ]
         for r in result.planted
@@ -101,43 +102,53 @@ def _debias_lines(result: PlantedRecovery) -> list[list[str]]:
         [
             r.label,
             r.key,
+            r.verdict.value,
+            "–" if r.change_verdict is None else r.change_verdict.value,
             f"{_pts(r.a, 1)} / {_pts(r.b, 1)}",
             _pts(r.gap),
             _ci(r.ci),
-            r.verdict.value,
             _pts(r.change),
             _ci(r.change_ci),
             _p(r.p_change),
-            "–" if r.change_verdict is None else r.change_verdict.value,
         ]
         for r in result.debiased
     ]
 
 
+#: The verdicts come right after the measure (as in report.md, report.html and the comparison), so a narrow
+#: window or GitHub's ~980 px page shows them without scrolling the table; they were columns 9 of 10 and 6 and 10 of 10.
 _PLANTED_HEAD = [
     "planted p (pts)",
     "measure",
+    "verdict",
     "base share",
     "true gap",
     "pairs planted",
     "recovered gap",
     "95% CI",
     "covered",
-    "verdict",
     "MDE",
 ]
 _DEBIAS_HEAD = [
     "model",
     "measure",
+    "verdict",
+    "change verdict",
     "A / B (%)",
     "gap B−A",
     "95% CI",
-    "verdict",
     "change vs baseline",
     "CI of change",
     "p",
-    "change verdict",
 ]
+#: The columns of words, not numbers (the page sets the others right-aligned, in tabular figures); the verdicts.
+_TEXT_COLUMNS = frozenset({"model", "measure", "covered", "verdict", "change verdict"})
+_VERDICT_COLUMNS = frozenset({"verdict", "change verdict"})
+
+
+def _column_classes(head: list[str]) -> list[str]:
+    """The page's class of each column's cells: ``num`` for figures, ``verdict`` for a verdict, none for other words."""
+    return ["verdict" if h in _VERDICT_COLUMNS else "" if h in _TEXT_COLUMNS else "num" for h in head]
 
 
 def _md_table(head: list[str], lines: list[list[str]]) -> list[str]:
@@ -324,9 +335,11 @@ def render_planted_html(result: PlantedRecovery, png: bytes) -> str:
         recovered_line=_recovered_line(result),
         chart=png_data_uri(png),
         planted_head=_PLANTED_HEAD,
+        planted_classes=_column_classes(_PLANTED_HEAD),
         planted=_planted_lines(result),
         debiased=_debias_lines(result),
         debias_head=_DEBIAS_HEAD,
+        debias_classes=_column_classes(_DEBIAS_HEAD),
         corpus_rate=f"{result.corpus_rate:g}" if result.corpus_rate is not None else "–",
         corpus_line=_corpus_line(result),
         pools=_pools_line(result),

@@ -113,11 +113,16 @@ class TrainResult:
     n_no_response: int = 0
     n_blank_context: int = 0
 
-    def left_out_lines(self) -> list[str]:
-        """The records given but not trained on, a line per reason (none when every record was used)."""
+    def left_out_lines(self, *, reply_note: str = "") -> list[str]:
+        """The records given but not trained on, a line per reason (none when every record was used).
+
+        ``reply_note`` (the corpus reader's :meth:`~fairtalk.corpora.ReadSummary.reply_note`) says, in
+        brackets, which of those without a response the reader kept without their reply: counted
+        once, here, not again as a skipped line.
+        """
         lines = []
         if self.n_no_response:
-            lines.append(f"without a response {self.n_no_response:,}, left out")
+            lines.append(f"without a response {self.n_no_response:,}, left out" + (f" ({reply_note})" if reply_note else ""))
         if self.n_blank_context:
             lines.append(f"with a blank context {self.n_blank_context:,}, left out")
         return lines
