@@ -595,6 +595,9 @@ def test_plan_gate_plans_few_differing_pairs_for_every_share_in_the_pilots_inter
     assert "at the low end, 0.0123%: power 0.80: 93% of samples hold no differing pair" in text
     assert "149 dialogues, which a sample of 569 pairs spans with chance 0.79" in text
     assert "at the pilot's share alone, taken as known, the plan would be 322 pairs, whose power falls to 0.04" in text
+    # the bound's units assume its default share: the line says so, and what the TOST alone would need
+    assert "the identical-answers bound is planned at its default share, 2% of dialogues (149)" in text
+    assert "were the bound never to pass, the TOST alone would need 13,123 pairs for every share in the interval" in text
     assert f"the gate needs at least {n:,} pairs" in text
 
 

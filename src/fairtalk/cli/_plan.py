@@ -103,6 +103,13 @@ _MSG_NO_PILOT_SPREAD = (
     "  {key}: no spread recorded in the pilot (not tested there): cannot plan it; give --results of a run that tested it"
 )
 _MSG_BEYOND = "  {key}: beyond any audit ({reason})"
+#: Identical-answers pairs that no audit reaches: the bound never passes (past the few-differing search's million).
+_NO_BOUND = 10**6 + 1
+#: A count key with few differing pairs from a results.json that does not say how many pairs its share is of.
+_MSG_FEW_NO_PILOT = (
+    "{share:.3%} of pairs differ, too few for the normal formula, and the pilot's pairs, which bound how uncertain "
+    "that share is, are not in its results.json"
+)
 #: A key the pilot gave no margin although its pairs differ: the audit's --margin sets one (plan has none to give).
 _MSG_NO_MARGIN = (
     "  {key}: no margin in the pilot (the audit gives none where the scores do not vary): cannot plan it; "
@@ -848,9 +855,43 @@ def _few_differing_need(row: _GateRow, normal: int, alpha: float, power: float) 
     sample; where the pilot's differing share leaves under :data:`FEW_DIFFERING` differing pairs at its size,
     a sample may hold none (the audit then needs the identical-answers bound's units) or too few for the TOST to
     pass. That share comes from few of the pilot's pairs, so the size is
-    :func:`fairtalk.stats.plan_few_differing`'s: the power reaches the target at every share in its 95%
-    Clopper-Pearson interval, as the audit's reports plan it. The lines say the interval and how the size
-    depends on it.
+    :func:`fairtalk.stats.plan_few_differing`'s (:func:`_few_differing_plan`): the power reaches the target at
+    every share in its 95% Clopper-Pearson interval, as the audit's reports plan it. The lines say the interval
+    and how the size depends on it.
+    """
+    try:
+        found = _few_differing_plan(row, normal, alpha, power)
+    except ValueError as err:
+        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+    if found is None:
+        return None
+    plan = found.plan
+    n = plan.pairs
+    head = (
+        f"  {row.key} (count): {n:,} pairs{_dialogues(n, row)} at margin ±{row.margin:.4g} (the exact power of the "
+        f"audit's own rule, at least {plan.least:.2f} at this size for every differing share in the interval below; "
+        f"{_deff_text(row.deff)})"
+    )
+    return n, "\n".join((head, *_few_differing_text(row, found, normal)))
+
+
+@dataclass(frozen=True)
+class _FewFound:
+    """A few-differing count key's plan, the identical-answers bound's pairs and units, and the pairs without the bound."""
+
+    plan: FewDifferingPlan
+    identical_pairs: int
+    units: int
+    without_bound: int | None  # the pairs the TOST alone needs over the interval (None: no size up to a million)
+
+
+def _few_differing_plan(row: _GateRow, normal: int, alpha: float, power: float) -> _FewFound | None:
+    """A count key's :func:`fairtalk.stats.plan_few_differing`, with the identical-answers bound's pairs and units.
+
+    None where its differing pairs are not few at ``normal`` (the normal formula's pairs). ValueError where no size
+    reaches the power, or the pilot's pairs, which its share's interval needs, are not known. The bound is planned
+    at its default share (2%); the pilot's results keep no range of the scores to scale it by, so the pairs the TOST
+    alone needs, were the bound never to pass, come with it.
     """
     from dataclasses import replace
 
@@ -859,34 +900,36 @@ def _few_differing_need(row: _GateRow, normal: int, alpha: float, power: float) 
     share = _differing_share_of_count(row)
     if share is None or row.margin is None or not 0 < share < 1 or normal * share >= FEW_DIFFERING:
         return None
+    if not row.pilot_pairs:
+        raise ValueError(_MSG_FEW_NO_PILOT.format(share=share))
     ident, _ = _identical_need(replace(row, identical_share=None), alpha, power)  # the default share: no range to scale by
-    identical_pairs = ident if ident is not None else 10**6 + 1
+    identical_pairs = ident if ident is not None else _NO_BOUND
     units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
-    margin = float(row.margin)
-    try:
-        plan = plan_few_differing(
+
+    def planned(identical: int, sizes: tuple[tuple[int, int], ...]) -> FewDifferingPlan | None:
+        assert row.pilot_pairs is not None and row.margin is not None
+        return plan_few_differing(
             share,
-            margin,
+            float(row.margin),
             normal=normal,
-            pilot_pairs=row.pilot_pairs or 1,
+            pilot_pairs=row.pilot_pairs,
             alpha=alpha,
             power=power,
             design_effect=row.deff,
-            identical_pairs=identical_pairs,
-            identical_units=units if row.cluster_sizes else None,
-            cluster_sizes=row.cluster_sizes,
+            identical_pairs=identical,
+            identical_units=units if sizes else None,
+            cluster_sizes=sizes,
         )
-    except ValueError as err:
-        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+
+    plan = planned(identical_pairs, row.cluster_sizes)
     if plan is None:
         return None
-    n = plan.pairs
-    head = (
-        f"  {row.key} (count): {n:,} pairs{_dialogues(n, row)} at margin ±{margin:.4g} (the exact power of the audit's "
-        f"own rule, at least {plan.least:.2f} at this size for every differing share in the interval below; "
-        f"{_deff_text(row.deff)})"
-    )
-    return n, "\n".join((head, *_few_differing_text(row, plan, normal, identical_pairs, units)))
+    try:
+        alone = planned(_NO_BOUND, ())
+        without = alone.pairs if alone is not None else None
+    except ValueError:  # beyond a million pairs
+        without = None
+    return _FewFound(plan, identical_pairs, units, without)
 
 
 def _few_share_text(share: float) -> str:
@@ -910,8 +953,9 @@ def _few_end_text(n: int, share: float, at: tuple[float, float], identical_pairs
     )
 
 
-def _few_differing_text(row: _GateRow, plan: FewDifferingPlan, normal: int, identical_pairs: int, units: int) -> list[str]:
+def _few_differing_text(row: _GateRow, found: _FewFound, normal: int) -> list[str]:
     """The lines under a few-differing key's size: the pilot's share, its interval, and what the size holds at each end."""
+    plan, identical_pairs, units = found.plan, found.identical_pairs, found.units
     n, share, low, high = plan.pairs, plan.share, plan.low, plan.high
     counted = round(share * (row.pilot_pairs or 0))
     ends = {low: "the low end", high: "the high end", share: "the pilot's share"}
@@ -932,6 +976,12 @@ def _few_differing_text(row: _GateRow, plan: FewDifferingPlan, normal: int, iden
     lines.append(
         f"    at the pilot's share alone, taken as known, the plan would be {at_share}; the normal formula's {normal:,} "
         f"pairs would hold {normal * share:.2g} differing"
+    )
+    tost = f"{found.without_bound:,} pairs" if found.without_bound is not None else "more than a million pairs"
+    lines.append(
+        f"    the identical-answers bound is planned at its default share, 2% of {'dialogues' if row.cluster_sizes or row.pairs_per_unit > 1 else 'pairs'} "
+        f"({units:,}); a count whose scores span more than its margin / 2% needs more (the pilot's results do not say "
+        f"its range), and were the bound never to pass, the TOST alone would need {tost} for every share in the interval"
     )
     return lines
 
