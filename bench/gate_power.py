@@ -19,6 +19,15 @@ The fair models (the pilot's per-pair scores are not in results.json):
 - **counts**: differences with the pilot's sd: ternary ±1 where the pilot's spread is that of a
   sparse count (sd < 0.3, e.g. career_words), else normal, with a dialogue effect that gives the
   pilot's design effect.
+- **counts with few differing pairs** (those plan sizes by ``fairtalk.stats.plan_few_differing``,
+  e.g. builtin:echo's family_words, 1 pair of 200 differing): the share of pairs that differ is
+  uncertain, so the fair audits are drawn at several shares across the plan's 95% interval on it
+  (its ends, two between, the pilot's own, and ``--few-shares``), at plan's size and at the size
+  planned at the pilot's share alone. Each pair differs by ±1 (either way) with that chance, the
+  rest alike; each audit's dialogues are a uniform sample of the corpus' (as for rates), and its
+  scores span ``margin / 2%`` so that the identical-answers bound needs the 149 units plan assumes.
+  Each audit is decided by ``_equivalence`` (the cluster t TOST, or with no pair differing the
+  identical-answers bound); "exact" is ``fairtalk.stats.power_few_differing`` at that share.
 
 - **corpus keys** (distinct_1, distinct_2, diversity; with ``--responses``): real answers, the
   ``responses.jsonl`` of an audit's axis folder (the bare gender audit's for the built-in
@@ -43,7 +52,7 @@ The fair models (the pilot's per-pair scores are not in results.json):
   audits estimates the same power as the pass share, with a fraction of its variance.
 
 Run: ``.venv/bin/python bench/gate_power.py [--results FILE] [--runs 1000] [--keys k1,k2]
-[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...] [--conditional]``.
+[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...] [--conditional] [--few-shares 0.002,...]``.
 """
 
 from __future__ import annotations
@@ -59,10 +68,11 @@ from pathlib import Path
 import numpy as np
 
 import fairtalk
-from fairtalk.cli._plan import _gate_need, _gate_rows, _GateRow
+from fairtalk.cli._plan import _few_differing_plan, _FewFound, _gate_need, _gate_rows, _GateRow
 from fairtalk.inference import corpus_rows
 from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, _equivalence, corpus_margin
 from fairtalk.run._score import _index
+from fairtalk.stats import IDENTICAL_SHARE, pairs_for_equivalence, power_few_differing
 
 ALPHA, POWER = 0.05, 0.8
 #: Below this sd of A - B a count is simulated as a sparse ±1 count, above it as normal.
@@ -129,6 +139,65 @@ def _count_pass(row: _GateRow, n: int, runs: int, rng: np.random.Generator, per_
             d = row.sd * (shared + rng.normal(0.0, math.sqrt(1 - rho), size=n))
         passed += bool(_equivalence(row.key, "count", d, np.zeros(n), opts, row.deff).equivalent)
     return passed / runs
+
+
+def _few_plan(row: _GateRow) -> _FewFound | None:
+    """Plan's few-differing plan of a count key (and the identical-answers bound's pairs and units); None: not few."""
+    if row.kind != "count" or not row.sd or row.margin is None or not row.margin > 0:
+        return None
+    normal = pairs_for_equivalence(row.sd, float(row.margin), alpha=ALPHA, power=POWER, design_effect=row.deff)
+    try:
+        return _few_differing_plan(row, normal, ALPHA, POWER)
+    except ValueError:  # plan says "beyond any audit": nothing to simulate
+        return None
+
+
+def _few_pass(row: _GateRow, n: int, share: float, runs: int, rng: np.random.Generator) -> float:
+    """Share of fair audits of ``n`` pairs, each differing by ±1 with chance ``share``, that the audit's count rule passes."""
+    assert row.margin is not None
+    margin = float(row.margin)
+    base = np.zeros(n)
+    base[0] = margin / IDENTICAL_SHARE  # the scores' range: the identical-answers bound needs the units plan assumes
+    passed = 0
+    for _ in range(runs):
+        clusters = _sampled_clusters(n, row.cluster_sizes, rng) if row.cluster_sizes else _clusters(n, row.pairs_per_unit)
+        opts = Inference(alpha=ALPHA, clusters=clusters, margins={row.key: margin})
+        d = np.where(rng.random(n) < share, rng.choice([-1.0, 1.0], size=n), 0.0)
+        passed += bool(_equivalence(row.key, "count", base + d, base, opts, row.deff).equivalent)
+    return passed / runs
+
+
+def _few_table(row: _GateRow, found: _FewFound, args: argparse.Namespace, rng: np.random.Generator) -> None:
+    """A few-differing count key: fair audits at shares across the interval, at plan's size and at the share's alone."""
+    plan, identical_pairs, units = found.plan, found.identical_pairs, found.units
+    between = np.geomspace(plan.low, plan.high, 4)[1:3]
+    extra = [float(x) for x in args.few_shares.split(",")] if args.few_shares else []
+    shares = sorted({plan.low, *map(float, between), plan.share, plan.high, *extra})
+    sizes = [("plan's", plan.pairs)] + ([("at the share alone", plan.at_share)] if plan.at_share is not None else [])
+    print(
+        f"\n{row.key}: few differing pairs, {plan.share:.3%} of the pilot's {row.pilot_pairs:,} pairs; its "
+        f"{plan.confidence:.0%} interval {plan.low:.4%} to {plan.high:.3%}; {args.runs} fair audits per cell"
+    )
+    print("| share | " + " | ".join(f"{name} {n:,}: passed | s.e. | exact" for name, n in sizes) + " | seconds |")
+    print("|---|" + "---|---|---|" * len(sizes) + "---|")
+    for share in shares:
+        start = time.process_time()
+        cells = []
+        for _, n in sizes:
+            passed = _few_pass(row, n, share, args.runs, rng)
+            exact = power_few_differing(
+                n,
+                share,
+                float(row.margin or 0.0),
+                alpha=ALPHA,
+                design_effect=row.deff,
+                identical_pairs=identical_pairs,
+                identical_units=units if row.cluster_sizes else None,
+                cluster_sizes=row.cluster_sizes,
+            )[0]
+            cells.append(f"{passed:.3f} | {math.sqrt(passed * (1 - passed) / args.runs):.3f} | {exact:.3f}")
+        where = {plan.low: " (low end)", plan.high: " (high end)", plan.share: " (pilot's)"}.get(share, "")
+        print(f"| {share:.4%}{where} | " + " | ".join(cells) + f" | {time.process_time() - start:.0f} |", flush=True)
 
 
 class _Answers:
@@ -293,6 +362,9 @@ def main() -> None:
     parser.add_argument(
         "--conditional", action="store_true", help="corpus keys: each audit's conditional power over its permutations"
     )
+    parser.add_argument(
+        "--few-shares", default=None, help="counts with few differing pairs: more differing shares to simulate (fractions)"
+    )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     rows, source, _ = _gate_rows(args.results)
@@ -301,12 +373,17 @@ def main() -> None:
     print(f"pilot: {source}\n{args.runs} fair audits per key, α {ALPHA}, planned power {POWER}")
     print("| key | kind | planned pairs | discordant share | passed | s.e. | seconds |")
     print("|---|---|---|---|---|---|---|")
+    few_rows: list[tuple[_GateRow, _FewFound]] = []
     for row in [] if args.corpus_only else rows:
         if row.kind not in ("rate", "count") or (wanted and row.key not in wanted):
             continue
         n, line = _gate_need(row, ALPHA, POWER)
         if n is None or not row.sd:
             print(f"| {row.key} | {row.kind} | {line.strip()} | | | | |")
+            continue
+        if (few := _few_plan(row)) is not None:
+            print(f"| {row.key} | {row.kind} | {n:,} (few differing: the table below) | | | | |")
+            few_rows.append((row, few))
             continue
         start = time.process_time()
         if row.kind == "rate":
@@ -317,6 +394,8 @@ def main() -> None:
         se = math.sqrt(share * (1 - share) / args.runs)
         q = f"{row.discordance:.3%}" if row.discordance is not None else ""
         print(f"| {row.key} | {row.kind} | {n:,} | {q} | {share:.3f} | {se:.3f} | {seconds:.0f} |", flush=True)
+    for row, few in few_rows:
+        _few_table(row, few, args, rng)
     if args.responses and args.conditional:
         _corpus_conditional_rows(rows, args, rng)
     elif args.responses:

@@ -555,13 +555,50 @@ def test_plan_gate_plans_a_count_with_few_differing_pairs_by_the_audits_own_rule
     share = 1 / 200
     # a sample holds a differing pair with chance 1 - (1 - share)^n: the power of any rule below 572 pairs is at most that
     assert 1 - (1 - share) ** n >= 0.8 > 1 - (1 - share) ** (n // 2), n
-    assert "the exact power of the audit's own rule" in text and "set by the TOST on the few pairs that differ" in text
+    assert "the exact power of the audit's own rule" in text and "the differing share is uncertain" in text
     assert "the normal formula's 15 pairs would hold 0.075" in text
     power, identical = _few_power(n, share, 0.05723, 0.05, 1.01, 10**9)
     assert power >= 0.8 and identical == 0.0
     # with none differing the identical-answers bound decides: its pairs are the floor where the TOST cannot pass
     assert _few_power(60, share, 0.05723, 0.05, 1.0, 10**9)[0] < 0.3
     assert _few_power(600, 0.0001, 0.05723, 0.05, 1.0, 572) == pytest.approx(((1 - 0.0001) ** 600 + 0.06, 0.94), abs=0.01)
+
+
+def test_plan_gate_plans_few_differing_pairs_for_every_share_in_the_pilots_interval(tmp_path) -> None:  # noqa: ANN001
+    """Issue 39: one differing pair in 200 was planned at that share taken at face value (323 pairs); audits of the
+    full axis, whose share was lower, passed 4 of 8. The plan now reaches the power at both ends of the share's 95%
+    interval, computed here with power_few_differing, and its lines say the share is uncertain and how the plan
+    depends on it, within 80 columns."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
+    from fairtalk.stats import differing_share_interval, power_few_differing
+
+    result = runner.invoke(app, ["plan", "--gate", "--results", _few_differing_pilot(tmp_path)], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert max(len(line) for line in result.output.splitlines()) <= 80, result.output
+    text = " ".join(result.output.split())
+    n = _gate_pairs(result.output)["family_words"]
+    low, high = differing_share_interval(0.005, 200, design_effect=1.01)
+    for share in (low, high):
+        power, _ = power_few_differing(
+            n,
+            share,
+            0.05723,
+            alpha=0.05,
+            design_effect=1.01,
+            identical_pairs=572,
+            identical_units=149,
+            cluster_sizes=BUILTIN_GENDER_DIALOGUE_SIZES,
+        )
+        assert power >= 0.8, (n, share, power)
+    assert f"lies between {100 * low:.3g}% and {100 * high:.3g}% (95% Clopper-Pearson interval" in text
+    assert "the size holds for every share in it: the least power, 0.80, is at 0.0123% (the low end)" in text
+    assert "at the low end, 0.0123%: power 0.80: 93% of samples hold no differing pair" in text
+    assert "149 dialogues, which a sample of 569 pairs spans with chance 0.79" in text
+    assert "at the pilot's share alone, taken as known, the plan would be 322 pairs, whose power falls to 0.04" in text
+    # the bound's units assume its default share: the line says so, and what the TOST alone would need
+    assert "the identical-answers bound is planned at its default share, 2% of dialogues (149)" in text
+    assert "were the bound never to pass, the TOST alone would need 13,123 pairs for every share in the interval" in text
+    assert f"the gate needs at least {n:,} pairs" in text
 
 
 def test_plan_gate_says_on_its_line_when_identical_answers_need_more_dialogues_than_the_corpus(tmp_path) -> None:  # noqa: ANN001

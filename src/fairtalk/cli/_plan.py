@@ -6,7 +6,7 @@ import functools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -14,6 +14,9 @@ from fairtalk.cli._app import app, fail, say
 from fairtalk.cli._schema import cli_default, score_option
 from fairtalk.errors import InputError
 from fairtalk.options import ALPHA_RANGE, MAX_POWER, MIN_ALPHA, POWER_RANGE
+
+if TYPE_CHECKING:
+    from fairtalk.stats import FewDifferingPlan
 
 _MSG_NO_SPREAD = (
     "say how much the per-pair difference varies: --results FILE from an earlier audit of this measure, "
@@ -100,6 +103,13 @@ _MSG_NO_PILOT_SPREAD = (
     "  {key}: no spread recorded in the pilot (not tested there): cannot plan it; give --results of a run that tested it"
 )
 _MSG_BEYOND = "  {key}: beyond any audit ({reason})"
+#: Identical-answers pairs that no audit reaches: the bound never passes (past the few-differing search's million).
+_NO_BOUND = 10**6 + 1
+#: A count key with few differing pairs from a results.json that does not say how many pairs its share is of.
+_MSG_FEW_NO_PILOT = (
+    "{share:.3%} of pairs differ, too few for the normal formula, and the pilot's pairs, which bound how uncertain "
+    "that share is, are not in its results.json"
+)
 #: A key the pilot gave no margin although its pairs differ: the audit's --margin sets one (plan has none to give).
 _MSG_NO_MARGIN = (
     "  {key}: no margin in the pilot (the audit gives none where the scores do not vary): cannot plan it; "
@@ -844,41 +854,136 @@ def _few_differing_need(row: _GateRow, normal: int, alpha: float, power: float) 
     The normal formula (:func:`fairtalk.stats.pairs_for_equivalence`) takes the pilot's spread to hold on any
     sample; where the pilot's differing share leaves under :data:`FEW_DIFFERING` differing pairs at its size,
     a sample may hold none (the audit then needs the identical-answers bound's units) or too few for the TOST to
-    pass. The size is :func:`fairtalk.stats.pairs_for_few_differing`'s, as the audit's reports plan it.
+    pass. That share comes from few of the pilot's pairs, so the size is
+    :func:`fairtalk.stats.plan_few_differing`'s (:func:`_few_differing_plan`): the power reaches the target at
+    every share in its 95% Clopper-Pearson interval, as the audit's reports plan it. The lines say the interval
+    and how the size depends on it.
     """
-    from dataclasses import replace
-
-    from fairtalk.stats import FEW_DIFFERING, pairs_for_few_differing, power_few_differing
-
-    share = _differing_share_of_count(row)
-    if share is None or row.margin is None or not 0 < share < 1 or normal * share >= FEW_DIFFERING:
-        return None
-    ident, _ = _identical_need(replace(row, identical_share=None), alpha, power)  # the default share: no range to scale by
-    identical_pairs = ident if ident is not None else 10**6 + 1
-    margin = float(row.margin)
     try:
-        found = pairs_for_few_differing(
-            share, margin, normal=normal, alpha=alpha, power=power, design_effect=row.deff, identical_pairs=identical_pairs
-        )
+        found = _few_differing_plan(row, normal, alpha, power)
     except ValueError as err:
         return None, _MSG_BEYOND.format(key=row.key, reason=err)
     if found is None:
         return None
-    n = found
-    reached = power_few_differing(n, share, margin, alpha=alpha, design_effect=row.deff, identical_pairs=identical_pairs)
-    total, identical = reached
-    rule = (
-        "the identical-answers bound (most samples hold no differing pair)"
-        if identical >= total / 2
-        else "the TOST on the few pairs that differ"
+    plan = found.plan
+    n = plan.pairs
+    head = (
+        f"  {row.key} (count): {n:,} pairs{_dialogues(n, row)} at margin ±{row.margin:.4g} (the exact power of the "
+        f"audit's own rule, at least {plan.least:.2f} at this size for every differing share in the interval below; "
+        f"{_deff_text(row.deff)})"
     )
-    how = (
-        f"the exact power of the audit's own rule, {total:.2f} at this size, set by {rule}: the pilot's sd of A - B "
-        f"{row.sd:.4g} is {share:.3%} of pairs differing by 1, about {n * share:.3g} in a sample of this size, and the "
-        f"normal formula's {normal:,} pairs would hold {normal * share:.2g}; a sample with none passes only by the "
-        f"identical-answers bound, from {identical_pairs:,} pairs ({identical:.2f} of the power); {_deff_text(row.deff)}"
+    return n, "\n".join((head, *_few_differing_text(row, found, normal)))
+
+
+@dataclass(frozen=True)
+class _FewFound:
+    """A few-differing count key's plan, the identical-answers bound's pairs and units, and the pairs without the bound."""
+
+    plan: FewDifferingPlan
+    identical_pairs: int
+    units: int
+    without_bound: int | None  # the pairs the TOST alone needs over the interval (None: no size up to a million)
+
+
+def _few_differing_plan(row: _GateRow, normal: int, alpha: float, power: float) -> _FewFound | None:
+    """A count key's :func:`fairtalk.stats.plan_few_differing`, with the identical-answers bound's pairs and units.
+
+    None where its differing pairs are not few at ``normal`` (the normal formula's pairs). ValueError where no size
+    reaches the power, or the pilot's pairs, which its share's interval needs, are not known. The bound is planned
+    at its default share (2%); the pilot's results keep no range of the scores to scale it by, so the pairs the TOST
+    alone needs, were the bound never to pass, come with it.
+    """
+    from dataclasses import replace
+
+    from fairtalk.stats import FEW_DIFFERING, IDENTICAL_SHARE, identical_units_needed, plan_few_differing
+
+    share = _differing_share_of_count(row)
+    if share is None or row.margin is None or not 0 < share < 1 or normal * share >= FEW_DIFFERING:
+        return None
+    if not row.pilot_pairs:
+        raise ValueError(_MSG_FEW_NO_PILOT.format(share=share))
+    ident, _ = _identical_need(replace(row, identical_share=None), alpha, power)  # the default share: no range to scale by
+    identical_pairs = ident if ident is not None else _NO_BOUND
+    units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
+
+    def planned(identical: int, sizes: tuple[tuple[int, int], ...]) -> FewDifferingPlan | None:
+        assert row.pilot_pairs is not None and row.margin is not None
+        return plan_few_differing(
+            share,
+            float(row.margin),
+            normal=normal,
+            pilot_pairs=row.pilot_pairs,
+            alpha=alpha,
+            power=power,
+            design_effect=row.deff,
+            identical_pairs=identical,
+            identical_units=units if sizes else None,
+            cluster_sizes=sizes,
+        )
+
+    plan = planned(identical_pairs, row.cluster_sizes)
+    if plan is None:
+        return None
+    try:
+        alone = planned(_NO_BOUND, ())
+        without = alone.pairs if alone is not None else None
+    except ValueError:  # beyond a million pairs
+        without = None
+    return _FewFound(plan, identical_pairs, units, without)
+
+
+def _few_share_text(share: float) -> str:
+    """A differing share as plan prints it: a percentage with three significant digits."""
+    return f"{100 * share:.3g}%"
+
+
+def _few_end_text(n: int, share: float, at: tuple[float, float], identical_pairs: int, units: int, row: _GateRow) -> str:
+    """What decides a fair audit of ``n`` pairs at one differing ``share``: the identical-answers bound or the TOST."""
+    total, identical = at
+    if identical < total / 2:
+        return f"power {total:.2f}, mostly by the TOST on the {n * share:.3g} pairs that differ in a sample (on average)"
+    none = (1 - share) ** n
+    if row.cluster_sizes:
+        reach = f"{units:,} dialogues, which a sample of {n:,} pairs spans with chance {identical / none:.2f}"
+    else:
+        reach = f"from {identical_pairs:,} pairs"
+    return (
+        f"power {total:.2f}: {none:.0%} of samples hold no differing pair and pass only by the identical-answers bound "
+        f"({reach}; {identical:.2f} of the power)"
     )
-    return n, f"  {row.key} (count): {n:,} pairs{_dialogues(n, row)} at margin ±{margin:.4g} ({how})"
+
+
+def _few_differing_text(row: _GateRow, found: _FewFound, normal: int) -> list[str]:
+    """The lines under a few-differing key's size: the pilot's share, its interval, and what the size holds at each end."""
+    plan, identical_pairs, units = found.plan, found.identical_pairs, found.units
+    n, share, low, high = plan.pairs, plan.share, plan.low, plan.high
+    counted = round(share * (row.pilot_pairs or 0))
+    ends = {low: "the low end", high: "the high end", share: "the pilot's share"}
+    which = ends.get(plan.least_share, "inside the interval")
+    deff = f", the pilot's pairs counted at design effect {row.deff:.3g}" if row.deff > 1 else ""
+    lines = [
+        f"    the differing share is uncertain: the pilot's sd of A - B {row.sd:.4g} is {share:.3%} of pairs differing "
+        f"by 1, about {counted:,} of its {row.pilot_pairs or 0:,}; from so few, the share an audit meets lies between "
+        f"{_few_share_text(low)} and {_few_share_text(high)} ({plan.confidence:.0%} Clopper-Pearson interval{deff}), "
+        "and the size holds for every share in it: the least power, "
+        f"{plan.least:.2f}, is at {_few_share_text(plan.least_share)} ({which})",
+        f"    at the low end, {_few_share_text(low)}: {_few_end_text(n, low, plan.at_low, identical_pairs, units, row)}",
+        f"    at the high end, {_few_share_text(high)}: {_few_end_text(n, high, plan.at_high, identical_pairs, units, row)}",
+    ]
+    at_share = "no size up to a million pairs, whatever the share"
+    if plan.at_share is not None and plan.at_share_least is not None:
+        at_share = f"{plan.at_share:,} pairs, whose power falls to {plan.at_share_least:.2f} within the interval"
+    lines.append(
+        f"    at the pilot's share alone, taken as known, the plan would be {at_share}; the normal formula's {normal:,} "
+        f"pairs would hold {normal * share:.2g} differing"
+    )
+    tost = f"{found.without_bound:,} pairs" if found.without_bound is not None else "more than a million pairs"
+    lines.append(
+        f"    the identical-answers bound is planned at its default share, 2% of {'dialogues' if row.cluster_sizes or row.pairs_per_unit > 1 else 'pairs'} "
+        f"({units:,}); a count whose scores span more than its margin / 2% needs more (the pilot's results do not say "
+        f"its range), and were the bound never to pass, the TOST alone would need {tost} for every share in the interval"
+    )
+    return lines
 
 
 def _identical_need(row: _GateRow, alpha: float, power: float, corpus: bool = False) -> tuple[int | None, str]:

@@ -165,22 +165,23 @@ def _few_differing_pairs(
 ) -> int | None:
     """:func:`fairtalk.stats.pairs_for_few_differing` for a count key, as ``fairtalk plan --gate`` plans it.
 
-    The share of pairs that differ is the run's mean square difference (each differing pair taken to differ by 1);
-    a sample with none passes only by the identical-answers bound at its default share, from the pairs that span
-    its units. None where the pairs that differ are not few, or no audit reaches the power.
+    The share of pairs that differ is the run's mean square difference (each differing pair taken to differ by 1),
+    from few of its pairs: the size reaches the power at every share in that share's 95% Clopper-Pearson interval
+    (clustered by the key's design effect). A sample with none passes only by the identical-answers bound at its
+    default share, where it spans the bound's units. None where the pairs that differ are not few, or no audit
+    reaches the power.
     """
     key = row.tested
     sd, margin = key.sd_difference, row.equivalence.margin
     assert sd is not None and margin is not None
-    share = min(1.0, sd**2 * (n_pairs - 1) / n_pairs)
+    share = min(1.0, sd**2 * (n_pairs - 1) / n_pairs + (key.a - key.b) ** 2)  # the mean square difference, as plan's
     if not 0 < share < 1 or normal * share >= FEW_DIFFERING:
         return None
     units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
     per_unit = n_pairs / key.n_clusters if key.n_clusters else 1.0
+    sizes = dialogue_sizes if key.n_clusters else ()
     try:
-        identical_pairs = pairs_spanning(
-            units, power=power, pairs_per_unit=per_unit, cluster_sizes=dialogue_sizes if key.n_clusters else ()
-        )
+        identical_pairs = pairs_spanning(units, power=power, pairs_per_unit=per_unit, cluster_sizes=sizes)
     except ValueError:  # no sample spans them
         identical_pairs = _NO_SIZE
     try:
@@ -192,6 +193,9 @@ def _few_differing_pairs(
             power=power,
             design_effect=max(1.0, key.design_effect or 1.0),
             identical_pairs=identical_pairs,
+            pilot_pairs=n_pairs,
+            identical_units=units if sizes else None,
+            cluster_sizes=sizes,
         )
     except ValueError:  # beyond any audit
         return None

@@ -61,6 +61,10 @@ __all__ = [
     "pairs_for_equivalence",
     "pairs_for_rate_equivalence",
     "pairs_for_few_differing",
+    "plan_few_differing",
+    "differing_share_interval",
+    "FewDifferingPlan",
+    "SHARE_CONFIDENCE",
     "FEW_DIFFERING",
     "FEW_DISCORDANT",
     "POWER_TOLERANCE",
@@ -250,17 +254,99 @@ FEW_DIFFERING = 10
 planned by the exact power of the audit's own rule on a sample (:func:`pairs_for_few_differing`), not by its spread."""
 #: The most pairs :func:`pairs_for_few_differing` searches: beyond, no audit reaches the power.
 _FEW_DIFFERING_MOST = 10**6
+SHARE_CONFIDENCE = 0.95
+"""The two-sided confidence of the interval on a pilot's differing share (:func:`differing_share_interval`) for every
+share of which a few-differing plan (:func:`plan_few_differing`) reaches the power."""
+#: Shares inside that interval, spaced geometrically, at which the plan checks the power besides its ends.
+_SHARE_GRID = 12
+_MSG_SHARE_ARGS = "share must be in [0, 1], pilot_pairs >= 1 and confidence in (0, 1); got {share!r}, {n!r}, {level!r}"
+_MSG_FEW_TOO_MANY = "the audit's rule does not reach power {power:.2f} on {n:,} pairs"
+_MSG_FEW_INTERVAL = (
+    "the audit's rule does not reach power {power:.2f} on {n:,} pairs at every differing share in the pilot's "
+    "{level:.0%} interval, {low:.3%} to {high:.3%}"
+)
+
+
+def differing_share_interval(
+    share: float, pilot_pairs: int, *, confidence: float = SHARE_CONFIDENCE, design_effect: float = 1.0
+) -> tuple[float, float]:
+    """The two-sided Clopper-Pearson interval on the share of pairs that differ, from ``share`` of a pilot's ``pilot_pairs``.
+
+    Where the audit clusters, the pilot's pairs are not independent draws: the interval is then Korn and
+    Graubard's (1998), Clopper-Pearson on the effective counts, ``share x n / deff`` differing of ``n / deff``
+    (``design_effect`` floored at 1; a count that is not whole goes into the beta quantiles as it is).
+
+    Examples
+    --------
+    >>> [round(x, 5) for x in differing_share_interval(0.005, 200)]  # 1 pair of 200 differs
+    [0.00013, 0.02754]
+    >>> [round(x, 4) for x in differing_share_interval(0.05, 200, design_effect=2.0)]  # 5 of 100 effective pairs
+    [0.0164, 0.1128]
+    """
+    from scipy.stats import beta
+
+    if not (0 <= share <= 1 and pilot_pairs >= 1 and 0 < confidence < 1):
+        raise ValueError(_MSG_SHARE_ARGS.format(share=share, n=pilot_pairs, level=confidence))
+    size = pilot_pairs / max(1.0, design_effect)
+    differing = share * size
+    tail = (1 - confidence) / 2
+    low = float(beta.ppf(tail, differing, size - differing + 1)) if differing > 0 else 0.0
+    high = float(beta.ppf(1 - tail, differing + 1, size - differing)) if differing < size else 1.0
+    return low, high
+
+
+def _identical_reach(n: int, identical_pairs: int, identical_units: int | None, cluster_sizes: ClusterSizes) -> float:
+    """The chance a sample of ``n`` pairs counts the identical-answers bound's units: those a uniform sample spans, else a step."""
+    if cluster_sizes and identical_units is not None:
+        return _chance_to_span(n, identical_units, cluster_sizes)
+    return 1.0 if n >= identical_pairs else 0.0
+
+
+def _few_tost_power(n: int, share: float, margin: float, t: float, design_effect: float) -> float:
+    """P(some of ``n`` pairs differ, each by ±1 with chance ``share``, and the paired TOST passes them), binomial tails cut."""
+    from scipy.special import gammaln
+    from scipy.stats import binom
+
+    # No split of more than ``most`` differing pairs passes: |mean| + t SE is concave in |mean|, so least at an even
+    # split (t SE, SE = sqrt(k deff / (n (n - 1)))) or all one way (at least k / n), each growing with k.
+    se_one = math.sqrt(max(1.0, design_effect) / (n * max(n - 1, 1)))
+    most = math.ceil(max((margin / (t * se_one)) ** 2 if t > 0 else math.inf, margin * n))
+    low = max(1, int(binom.ppf(_TAIL, n, share)))
+    high = min(n, int(binom.isf(_TAIL, n, share)) + 1, most)
+    if high < low:
+        return 0.0
+    k = np.arange(low, high + 1)[:, None]  # pairs that differ; j of them with A above B, within the tails of Binomial(k, ½)
+    width = math.ceil(min(3.5 * math.sqrt(high), margin * n / 2)) + 1  # and |2j - k| / n, the |mean|, under the margin
+    j = k // 2 + np.arange(-width, width + 1)[None, :]
+    inside = (j >= 0) & (j <= k)
+    mean = (2 * j - k) / n
+    var = np.maximum(k - n * mean**2, 0.0) / max(n - 1, 1)
+    se = np.sqrt(var * max(1.0, design_effect) / n)
+    passes = inside & (se > 0) & (np.abs(mean) + t * se < margin)
+    jj = np.where(passes, j, 0)  # Binomial(k, ½) at the passing splits, from log-gammas (scipy's pmf is slow here)
+    split = np.where(passes, np.exp(gammaln(k + 1) - gammaln(jj + 1) - gammaln(k - jj + 1) - k * math.log(2)), 0.0).sum(axis=1)
+    return float(binom.pmf(k[:, 0], n, share) @ split)
 
 
 def power_few_differing(
-    n: int, share: float, margin: float, *, alpha: float = 0.05, design_effect: float = 1.0, identical_pairs: int
+    n: int,
+    share: float,
+    margin: float,
+    *,
+    alpha: float = 0.05,
+    design_effect: float = 1.0,
+    identical_pairs: int,
+    identical_units: int | None = None,
+    cluster_sizes: ClusterSizes = (),
 ) -> tuple[float, float]:
     """The chance the audit's rule passes a fair count key on ``n`` pairs, ``share`` of them differing by ±1 at random.
 
     With no pair differing (chance ``(1 - share)^n``) the identical-answers bound decides: it passes from
-    ``identical_pairs``. With ``k`` differing, ``j`` of them A above B, the paired TOST (t on ``n - 1`` df, the
-    standard error widened by ``design_effect``) passes where ``|mean| + t SE < margin``; it has no interval
-    with no spread. Returns (power, the part of it from samples with no differing pair).
+    ``identical_pairs``, or, given the corpus' ``cluster_sizes`` and the bound's ``identical_units`` (dialogues),
+    where the sample spans that many (the chance a uniform sample does, :func:`pairs_spanning`'s). With ``k``
+    differing, ``j`` of them A above B, the paired TOST (t on ``n - 1`` df, the standard error widened by
+    ``design_effect``) passes where ``|mean| + t SE < margin``; it has no interval with no spread. Returns
+    (power, the part of it from samples with no differing pair).
 
     Examples
     --------
@@ -269,22 +355,160 @@ def power_few_differing(
     >>> round(power_few_differing(600, 0.005, 0.05723, identical_pairs=572)[1], 3)  # no pair differs: the bound passes
     0.049
     """
-    import numpy as np
-    from scipy.stats import binom
     from scipy.stats import t as student_t
 
-    identical = float((1 - share) ** n) if n >= identical_pairs else 0.0
-    high = int(binom.isf(_TAIL, n, share)) + 1
     t = float(student_t.ppf(1 - alpha, max(n - 1, 1)))
-    total = identical
-    for k in range(1, min(n, high) + 1):
-        j = np.arange(k + 1)
-        mean = (2 * j - k) / n
-        var = np.maximum(k - n * mean**2, 0.0) / max(n - 1, 1)
-        se = np.sqrt(var * max(1.0, design_effect) / n)
-        passes = (se > 0) & (np.abs(mean) + t * se < margin)
-        total += float(binom.pmf(k, n, share) * np.sum(binom.pmf(j, k, 0.5) * passes))
-    return total, identical
+    reach = _identical_reach(n, identical_pairs, identical_units, cluster_sizes)
+    identical = float((1 - share) ** n) * reach
+    return identical + _few_tost_power(n, share, margin, t, design_effect), identical
+
+
+@dataclass(frozen=True, slots=True)
+class FewDifferingPlan:
+    """A count key with few differing pairs planned for every differing share in an interval on the pilot's share.
+
+    ``pairs`` reach the power at each share from ``low`` to ``high`` (the pilot's ``share`` inside, the
+    ``confidence`` interval of :func:`differing_share_interval`); ``least`` is the least power found over them, at
+    ``least_share``. ``at_low`` and ``at_high`` are :func:`power_few_differing` at the two ends: (power, the part
+    from samples with no differing pair). ``at_share`` is the size planned at the pilot's share alone (None: no
+    size within :data:`_FEW_DIFFERING_MOST` reaches the power there), and ``at_share_least`` the least power over
+    the interval at that size (None with it).
+    """
+
+    pairs: int
+    share: float
+    low: float
+    high: float
+    confidence: float
+    least: float
+    least_share: float
+    at_low: tuple[float, float]
+    at_high: tuple[float, float]
+    at_share: int | None
+    at_share_least: float | None
+
+
+class _FewPower:
+    """The power of the audit's rule on a fair count key at one size, over a set of differing shares."""
+
+    def __init__(
+        self,
+        margin: float,
+        alpha: float,
+        design_effect: float,
+        identical: tuple[int, int | None, ClusterSizes],
+    ) -> None:
+        self.margin, self.alpha, self.design_effect, self.identical = margin, alpha, design_effect, identical
+
+    def at(self, n: int, share: float) -> float:
+        identical_pairs, identical_units, sizes = self.identical
+        return power_few_differing(
+            n,
+            share,
+            self.margin,
+            alpha=self.alpha,
+            design_effect=self.design_effect,
+            identical_pairs=identical_pairs,
+            identical_units=identical_units,
+            cluster_sizes=sizes,
+        )[0]
+
+    def reaches(self, n: int, shares: tuple[float, ...], power: float) -> bool:
+        """Whether the power at ``n`` reaches ``power`` at every one of ``shares`` (checked in order, stopping at a miss)."""
+        return all(self.at(n, share) >= power for share in shares)
+
+
+def _few_search(start: int, reaches: Callable[[int], bool], identical_pairs: int, too_many: str) -> int:
+    """The first size from ``start`` that ``reaches``: 2% steps (a step to ``identical_pairs`` when near), then a bisection back.
+
+    The power is not monotone in the pairs (it jumps where the identical-answers bound starts to pass), so the
+    answer is a size that reaches the power, not always the fewest that do.
+    """
+    n, before = start, None
+    while not reaches(n):
+        if n >= _FEW_DIFFERING_MOST:
+            raise ValueError(too_many)
+        before = n
+        jump = identical_pairs if n < identical_pairs <= n * _SCAN_STEP else 0
+        n = min(_FEW_DIFFERING_MOST, max(n + 1, math.ceil(n * _SCAN_STEP), jump))
+    low = before if before is not None else n
+    while n - low > 1:
+        middle = (low + n) // 2
+        low, n = (low, middle) if reaches(middle) else (middle, n)
+    return n
+
+
+def _few(share: float, normal: int) -> bool:
+    """Whether a count key's differing pairs are few: under :data:`FEW_DIFFERING` of them at the normal formula's size."""
+    return 0 < share < 1 and normal * share < FEW_DIFFERING
+
+
+def plan_few_differing(
+    share: float,
+    margin: float,
+    *,
+    normal: int,
+    pilot_pairs: int,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    design_effect: float = 1.0,
+    identical_pairs: int,
+    identical_units: int | None = None,
+    cluster_sizes: ClusterSizes = (),
+    confidence: float = SHARE_CONFIDENCE,
+) -> FewDifferingPlan | None:
+    """The pairs a count key with few differing pairs needs for the gate at every share the pilot leaves plausible.
+
+    The pilot's ``share`` of pairs that differ comes from few of its ``pilot_pairs`` (one in 200, say), so the
+    share an audit meets may be far from it; and the power is not monotone in the share: fewer differing pairs
+    leave a sample with none more often (then only the identical-answers bound passes, from ``identical_pairs``),
+    more leave the TOST a wider interval. The plan is the first size from ``normal`` (the normal formula's answer)
+    whose :func:`power_few_differing` reaches ``power`` at both ends of the ``confidence`` interval of
+    :func:`differing_share_interval` (with ``design_effect``), at the pilot's share, and at
+    :data:`_SHARE_GRID` shares between, spaced geometrically. None where the pairs that differ are not few
+    (:func:`pairs_for_few_differing`'s rule); ValueError where no size up to a million reaches the power.
+
+    Examples
+    --------
+    >>> plan = plan_few_differing(0.005, 0.05723, normal=15, pilot_pairs=200, identical_pairs=572)
+    >>> plan.pairs, [round(x, 5) for x in (plan.low, plan.high)], plan.at_share  # at the share alone: 322
+    (572, [0.00013, 0.02754], 322)
+    >>> [round(x, 2) for x in plan.at_low]  # at 0.013%, 0.93 of samples hold no differing pair: the bound passes them
+    [1.0, 0.93]
+    >>> round(plan.at_share_least, 2)  # 322 pairs, at 0.013%: too few to hold a differing pair, too few for the bound
+    0.04
+    """
+    if not _few(share, normal):
+        return None
+    _check_sizes(cluster_sizes)
+    low, high = differing_share_interval(share, pilot_pairs, confidence=confidence, design_effect=design_effect)
+    low, high = max(low, 1e-12), min(high, 1 - 1e-12)
+    ratio = (high / low) ** (1 / (_SHARE_GRID + 1))
+    between = tuple(low * ratio**i for i in range(1, _SHARE_GRID + 1))
+    shares = (low, high, share, *between)
+    model = _FewPower(margin, alpha, design_effect, (identical_pairs, identical_units, cluster_sizes))
+    too_many = _MSG_FEW_INTERVAL.format(power=power, n=_FEW_DIFFERING_MOST, level=confidence, low=low, high=high)
+    n = _few_search(normal, lambda m: model.reaches(m, shares, power), identical_pairs, too_many)
+    try:
+        at_share: int | None = _few_search(normal, lambda m: model.reaches(m, (share,), power), identical_pairs, too_many)
+    except ValueError:
+        at_share = None
+    least, least_share = min((model.at(n, s), s) for s in shares)
+    at_share_least = None if at_share is None else min(model.at(at_share, s) for s in shares)
+
+    def ends(s: float) -> tuple[float, float]:
+        return power_few_differing(
+            n,
+            s,
+            margin,
+            alpha=alpha,
+            design_effect=design_effect,
+            identical_pairs=identical_pairs,
+            identical_units=identical_units,
+            cluster_sizes=cluster_sizes,
+        )
+
+    return FewDifferingPlan(n, share, low, high, confidence, least, least_share, ends(low), ends(high), at_share, at_share_least)
 
 
 def pairs_for_few_differing(
@@ -296,34 +520,50 @@ def pairs_for_few_differing(
     power: float = 0.8,
     design_effect: float = 1.0,
     identical_pairs: int,
+    pilot_pairs: int | None = None,
+    identical_units: int | None = None,
+    cluster_sizes: ClusterSizes = (),
+    confidence: float = SHARE_CONFIDENCE,
 ) -> int | None:
     """The pairs a count key with few differing pairs needs for the gate; None where they are not few.
 
     The normal formula (:func:`pairs_for_equivalence`, whose answer is ``normal``) takes the pilot's spread to
     hold on any sample. Where ``share`` (the pilot's pairs that differ) leaves under :data:`FEW_DIFFERING` at
     that size, a sample may hold none (then only the identical-answers bound, from ``identical_pairs``, can
-    pass) or too few for the TOST: the answer is the fewest pairs from ``normal`` up where
-    :func:`power_few_differing` reaches ``power``. ValueError where none up to a million does.
+    pass) or too few for the TOST. Given the pilot's ``pilot_pairs``, the answer is :func:`plan_few_differing`'s:
+    a size at which :func:`power_few_differing` reaches ``power`` at every share of the ``confidence`` interval
+    on the pilot's; without them, at ``share`` alone, taken as known. ValueError where none up to a million does.
 
     Examples
     --------
-    >>> pairs_for_few_differing(0.005, 0.05723, normal=15, identical_pairs=572)
-    323
+    >>> pairs_for_few_differing(0.005, 0.05723, normal=15, identical_pairs=572, pilot_pairs=200)  # 1 pair of 200
+    572
+    >>> pairs_for_few_differing(0.005, 0.05723, normal=15, identical_pairs=572)  # the share taken as known
+    322
     >>> pairs_for_few_differing(0.3, 0.05723, normal=400, identical_pairs=572) is None  # 120 differ: the spread decides
     True
     """
-    if not 0 < share < 1 or normal * share >= FEW_DIFFERING:
+    if not _few(share, normal):
         return None
-    n = normal
-    while (
-        power_few_differing(n, share, margin, alpha=alpha, design_effect=design_effect, identical_pairs=identical_pairs)[0]
-        < power
-    ):
-        if n >= _FEW_DIFFERING_MOST:
-            raise ValueError(f"the audit's rule does not reach power {power:.2f} on {n:,} pairs")
-        jump = identical_pairs if n < identical_pairs <= n * 1.02 else 0
-        n = min(_FEW_DIFFERING_MOST, max(n + 1, math.ceil(n * 1.02), jump))
-    return n
+    if pilot_pairs is not None:
+        plan = plan_few_differing(
+            share,
+            margin,
+            normal=normal,
+            pilot_pairs=pilot_pairs,
+            alpha=alpha,
+            power=power,
+            design_effect=design_effect,
+            identical_pairs=identical_pairs,
+            identical_units=identical_units,
+            cluster_sizes=cluster_sizes,
+            confidence=confidence,
+        )
+        assert plan is not None
+        return plan.pairs
+    model = _FewPower(margin, alpha, design_effect, (identical_pairs, identical_units, cluster_sizes))
+    too_many = _MSG_FEW_TOO_MANY.format(power=power, n=_FEW_DIFFERING_MOST)
+    return _few_search(normal, lambda m: model.reaches(m, (share,), power), identical_pairs, too_many)
 
 
 #: Binomial tails left out of the exact sums (each side): far below any power's last printed digit.
