@@ -192,8 +192,10 @@ class _Commands(TyperGroup):
     """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2.
 
     Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`), and its help lists
-    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`)
-    and neither cuts an option's name nor breaks a word at 80 columns (:meth:`main`).
+    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`),
+    shows each option's first sentence, the whole help under ``--help-full``
+    (:func:`~fairtalk.cli._help_layout.add_help_full`), and neither cuts an option's name nor
+    breaks a word at 80 columns (:meth:`main`).
     """
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:

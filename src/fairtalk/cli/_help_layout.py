@@ -107,7 +107,7 @@ class OptionsTable(Table):
 
 
 def _help_cell(cell: Any) -> Any:
-    """typer's help cell (a rich Columns of the help, its default, "required"), as a :class:`HelpCell` when all are texts."""
+    """The help cell typer built (rich Columns of the help, its default, "required"): a :class:`HelpCell` when all are texts."""
     parts = list(getattr(cell, "renderables", ()))
     if not parts or not all(isinstance(part, Text) for part in parts):
         return cell
