@@ -246,7 +246,7 @@ RUN_FIELDS: Mapping[str, Any] = {
     "correction_scope": Field(default="axis", description="Correct each axis on its own (axis) or all axes together (run)."),
     "similarity": Field(
         default=None,
-        description="Also test, by these methods, whether the pairs' answers diverge beyond chance. The methods, "
+        description="Also test answer divergence against a no-effect baseline, by these methods. The methods, "
         "comma-separated: exact, rouge_l, cosine, answered, length_ratio; the answers to the pairs are compared with "
         "those to one context asked twice (the no-effect baseline), and similarity.json is written per axis.",
     ),
@@ -260,16 +260,16 @@ RUN_FIELDS: Mapping[str, Any] = {
     "by_turn": Field(
         default=False,
         description="Also report each primary measure's gap by turns since the identity appeared. For multi-turn "
-        "audits (--turns N >= 2, or a JSONL corpus of conversations): the gap by the number of turns since the "
-        "identity appeared, with 95% CIs (report table and plot, by_turn.csv).",
+        "audits (--turns N >= 2, or a JSONL corpus of conversations), with 95% CIs (report table and plot, "
+        "by_turn.csv).",
         json_schema_extra={MUST: _FLAG},
     ),
     "until_decided": Field(
         default=False,
-        description="Size the audit by itself: add pairs until every primary measure has a verdict. It audits --pairs "
-        "pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every primary measure has "
-        "a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid (group-sequential, alpha "
-        "spending).",
+        description="Size the audit by itself: add pairs until every primary measure has a verdict, up to --max-pairs. "
+        "It audits --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every "
+        "primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid "
+        "(group-sequential, alpha spending).",
         json_schema_extra={MUST: _FLAG},
     ),
     "max_pairs": Field(

@@ -296,7 +296,7 @@ def audit(  # noqa: C901, PLR0915
     fail_if_worse: bool = typer.Option(
         False,
         "--fail-if-worse",
-        help="With --baseline-model: exit 1 unless every primary measure is non-inferior to the baseline. "
+        help="With --baseline-model: exit 1 unless every primary measure is shown non-inferior to the baseline. "
         "--junit then holds the comparison's testcases (and the audit's too when --fail-on-bias or "
         "--fail-unless-equivalent is given).",
     ),
