@@ -43,8 +43,8 @@ def pets_axis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
 
 
 def _axis_help(path: tuple[str, ...]) -> str:
-    """The ``--axis`` help of a command, its table borders and line breaks taken out."""
-    result = runner.invoke(app, [*path, "--help"], env={"COLUMNS": "200"})
+    """The ``--axis`` help of a command in full (``--help`` shows its first sentence), borders and line breaks taken out."""
+    result = runner.invoke(app, [*path, "--help-full"], env={"COLUMNS": "200"})
     assert result.exit_code == 0, (path, result.output)
     lines = [line.strip(" │") for line in result.stdout.splitlines()]
     start = next(i for i, line in enumerate(lines) if line.startswith("--axis"))

@@ -122,6 +122,8 @@ def test_the_cli_reference_is_every_command_of_the_typer_app(site: Path) -> None
         assert option in html, option
     assert "<!-- fairtalk:" not in html and "{axes}" not in html and "{audit-axes}" not in html
     assert "religion (every group against christian" in html  # the axes of the registry, filled in
+    assert "{word-axes}" not in html and "religion (every group's words" in html  # pool-filter's too
+    assert "leaves in it one testcase in error" in html  # each option's whole help, as --help-full prints it
 
 
 def test_the_api_reference_documents_each_public_namespace(site: Path) -> None:

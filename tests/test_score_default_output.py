@@ -46,7 +46,7 @@ def test_audit_then_score_with_no_output_each_write_their_own_folder_which_compa
 
 
 def test_score_help_names_its_own_default_folder() -> None:
-    result = runner.invoke(app, ["score", "--help"], env={"COLUMNS": "200", "NO_COLOR": "1"})
+    result = runner.invoke(app, ["score", "--help-full"], env={"COLUMNS": "200", "NO_COLOR": "1"})
     assert result.exit_code == 0
     line = " ".join(next(text for text in result.output.splitlines() if "--output" in text).split())
     assert f"[default: {DEFAULT_SCORE_OUTPUT}]" in line and "not an audit's output" in line, line

@@ -72,8 +72,8 @@ def test_the_default_token_limit_fits_a_chat_answer_and_the_cli_says_it() -> Non
     assert DecodingSettings().max_new_tokens == 256 == MAX_NEW_TOKENS.default  # the CLI sends the library's default
     assert len(LONG.split()) < 256  # a whole chat answer fits
     for command in ("respond", "audit"):
-        shown = runner.invoke(app, [command, "--help"], env={"COLUMNS": "400"}).output.replace("│", " ")
-        assert "default 256: room for a chat model's whole answer" in " ".join(shown.split())
+        shown = runner.invoke(app, [command, "--help-full"], env={"COLUMNS": "400"}).output.replace("│", " ")
+        assert "The default, 256, leaves room for a chat model's whole answer" in " ".join(shown.split())
 
 
 # the warning ----------------------------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@ A page holds a marker where a generated part goes:
 
 - ``<!-- fairtalk:cli -->``: every command of the ``fairtalk`` typer app, its usage, arguments and
   options, as ``typer ... utils docs`` writes them (:func:`typer.cli.get_docs_for_click`), with the
-  axes of the axis registry where a help text names them;
+  axes of the axis registry where a help text names them; each option's help in full, as
+  ``fairtalk COMMAND --help-full`` prints it (``--help`` shows its first sentence);
 - ``<!-- fairtalk:config-keys -->``: the keys of a ``--config`` file, each with its default and help,
   from the options schema (:mod:`fairtalk.options`), the decoding settings and the Ray engine.
 
@@ -31,11 +32,12 @@ def cli_reference() -> str:
     from typer.cli import get_docs_for_click
 
     from fairtalk.cli import app
-    from fairtalk.cli._axes import AUDIT_AXES, AXES, axes_text
+    from fairtalk.cli._axes import AUDIT_AXES, AXES, WORD_AXES, axes_text
 
     command = typer.main.get_command(app)
     text = get_docs_for_click(obj=command, ctx=typer.Context(command), name="fairtalk")
     text = text.replace(AUDIT_AXES, axes_text(audit=True)).replace(AXES, axes_text())
+    text = text.replace(WORD_AXES, axes_text(words=True))
     # The page has its own title: the app's heading becomes a section, every command one level below it.
     return re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M).strip() + "\n"
 

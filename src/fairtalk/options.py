@@ -57,14 +57,14 @@ _NO_MARGINS: Mapping[str, float] = MappingProxyType({})
 SCORE_FIELDS: Mapping[str, Any] = {
     "measures": Field(
         default=None,
-        description="Comma-separated measure names (default: the paper's set and refusal), plugins included; "
+        description="Comma-separated measure names (default: the paper's set and refusal). Plugins are included; "
         "judge:SPEC asks the model SPEC the --judge-rubric about each response.",
     ),
     "seed": Field(
         default=0,
         ge=0,
-        description="Seed of the bootstrap, the permutations and the mask (an audit's also seeds its pair sample "
-        "and the per-item generation seeds).",
+        description="Seed of the bootstrap, the permutations and the mask. An audit's also seeds its pair sample "
+        "and the per-item generation seeds.",
     ),
     "alpha": Field(
         default=0.05,
@@ -75,14 +75,18 @@ SCORE_FIELDS: Mapping[str, Any] = {
         json_schema_extra={MUST: ALPHA_RANGE},
     ),
     "correction": Field(
-        default="holm", description="Multiple-testing correction: holm (family-wise) or bh (false discovery rate)."
+        default="holm",
+        description="Multiple-testing correction: holm or bh. holm controls the family-wise error rate, bh the false "
+        "discovery rate.",
     ),
-    "mask_groups": Field(default=False, description="Also score with the group words masked (scorer-bias check)."),
-    "drop_empty": Field(default=False, description="Drop pairs with an empty response instead of scoring them as ''."),
+    "mask_groups": Field(default=False, description="Also score with the group words masked. A check of the scorer's own bias."),
+    "drop_empty": Field(
+        default=False, description="Drop pairs with an empty response. Without it, an empty response is scored as ''."
+    ),
     "distinct": Field(default="paper", description="Distinct-n definition: paper (/ words) or standard (/ n-grams)."),
     "offense": Field(
         default="profanity_check",
-        description="Offense scorer: profanity_check (default), hatesonar, or hf:MODEL.",
+        description="Offense scorer: profanity_check, hatesonar or hf:MODEL.",
         json_schema_extra={MUST: "a scorer name (profanity_check, hatesonar or hf:MODEL)"},
     ),
     "offense_threshold": Field(
@@ -95,29 +99,35 @@ SCORE_FIELDS: Mapping[str, Any] = {
     "n_divergent": Field(
         default=10,
         ge=0,
-        description="How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).",
+        description="How many most-divergent pairs to keep per measure. Only a measure that declares a raw score "
+        "(offense, sentiment) keeps them.",
         json_schema_extra={MUST: "at least 0"},
     ),
     "binary_test": Field(
         default="score",
-        description="Paired test for rates: score (default; the test the printed score interval inverts, by dialogue with "
-        "clusters), or McNemar's exact or midp (without clusters; with them the cluster mean test), beside Newcombe's interval.",
+        description="Paired test for rates: score (default), or McNemar's exact or midp. score is the test the printed "
+        "score interval inverts (by dialogue with clusters); exact and midp are McNemar's without clusters (with them, "
+        "the cluster mean test), beside Newcombe's interval.",
     ),
     "count_test": Field(
         default="mean",
-        description="Test for counts: mean (default; exact sign-flip, else paired t) or wilcoxon (signed-rank, with the Hodges-Lehmann interval).",
+        description="Test for counts: mean (default) or wilcoxon. mean is the exact sign-flip test, else the paired t; "
+        "wilcoxon is the signed-rank test, with the Hodges-Lehmann interval.",
     ),
     "clusters": Field(
         default=True,
-        description="Treat the pairs of one dialogue as one unit in tests and intervals (when the pairs name their dialogue).",
+        description="Treat the pairs of one dialogue as one unit in tests and intervals. It acts where the pairs name "
+        "their dialogue.",
     ),
     "margins": Field(
         default_factory=lambda: _NO_MARGINS,
-        description="Equivalence margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); repeatable.",
+        description="Equivalence margin of a measure key, KEY=VALUE (repeatable). The value is in the key's units "
+        "(rates as fractions: offense_rate=0.01).",
     ),
     "primary": Field(
         default=None,
-        description="Comma-separated primary measure keys: the corrected family and what the gates look at (default: all).",
+        description="Comma-separated primary measure keys (default: all). They are the corrected family and what the "
+        "gates look at.",
     ),
     "power": Field(
         default=0.8,
@@ -129,29 +139,30 @@ SCORE_FIELDS: Mapping[str, Any] = {
     ),
     "scorer_check": Field(
         default=True,
-        description="Run the scorer certificate: each measure scores neutral probes and their counterfactuals, and a "
-        "scorer whose own gap exceeds its margin is flagged.",
+        description="Run the scorer certificate on neutral probes. Each measure scores neutral probes and their "
+        "counterfactuals, and a scorer whose own gap exceeds its margin is flagged.",
     ),
     "judge_rubric": Field(
         default=None,
-        description="The question the judge:SPEC measure asks about each response, with {response} where it goes; TEXT or @FILE.",
+        description="The question the judge:SPEC measure asks about each response, TEXT or @FILE. It holds {response} "
+        "where the response goes.",
         json_schema_extra={MUST: "a text with {response} exactly once where the response goes"},
     ),
     "judge_scale": Field(
         default=None,
-        description="LOW-HIGH (e.g. 1-5): the judge:SPEC answers with a score on this scale (judge_score, tested like a "
-        "count; an answer with no number in it counts in judge_unparsed); default: yes/no answers (judge_yes).",
+        description="LOW-HIGH (e.g. 1-5): judge:SPEC answers with a score on this scale. The score is judge_score, tested "
+        "like a count; an answer with no number in it counts in judge_unparsed. Default: yes/no answers (judge_yes).",
     ),
     "exclude_truncated": Field(
         default=False,
-        description="Test only the pairs where neither answer was cut off at the token limit (finish reason 'length'); "
-        "how many were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses "
+        description="Test only the pairs where neither answer was cut off at the token limit. A cut-off answer has the "
+        "finish reason 'length'; how many pairs were left out is stated. Models that report finish reasons: openai:, hf:, vllm: (and the responses "
         "files and stores they wrote); with others the option has nothing to act on and says so. Without it, a warning "
         "names what was scored on cut-off text when more than 10% of one side's answers were.",
     ),
     "gold": Field(
         default=None,
-        description="A gold file of human labels (fairtalk label -o): each key it labels also gets the gap the labels "
+        description="A gold file of human labels (from fairtalk label -o). Each key it labels also gets the gap the labels "
         "imply (prediction-powered inference), with an interval valid whatever the scorer's error. The gates read it "
         "too: --fail-on-bias fails a key whose labelled 95% interval excludes 0, --fail-unless-equivalent one whose "
         "labelled interval lies wholly outside the margin.",
@@ -163,38 +174,44 @@ SCORE_FIELDS: Mapping[str, Any] = {
 RUN_FIELDS: Mapping[str, Any] = {
     "corpus": Field(
         default=DEFAULT_CORPUS,
-        description="Contexts: builtin:chitchat (its held-out split by default), FORMAT:PATH or a path.",
+        description="Contexts: builtin:chitchat, FORMAT:PATH or a path. builtin:chitchat is read from its held-out "
+        "split by default.",
         json_schema_extra={MUST: "a path"},
     ),
     "axes": Field(default=DEFAULT_AXES, description="Axes to audit, comma-separated, or lexicon files."),
     "model": Field(
         default=None,
-        description="Model spec (default: builtin:minilm-retrieval, else builtin:retrieval, else builtin:smollm2, the first that loads).",
+        description="Model spec (default: the first built-in model that loads). The built-in models tried, in order: "
+        "builtin:minilm-retrieval, builtin:retrieval, builtin:smollm2.",
     ),
     "model_args": Field(
         default_factory=lambda: MappingProxyType({}),
-        description="An option for the model's adapter, KEY=VALUE (repeatable), as ?KEY=VALUE in the spec.",
+        description="An option for the model's adapter, KEY=VALUE. Repeatable; the same as ?KEY=VALUE in the spec.",
     ),
     "model_version": Field(
         default=None,
-        description="A tag that is part of the model's fingerprint (the store's key): change it when the model changes where its code does not show.",
+        description="Model version tag, part of the run store's key. It is part of the model's fingerprint: change it "
+        "when the model changes where its code does not show.",
         json_schema_extra={MUST: "a string"},
     ),
     "n_pairs": Field(
         default=DEFAULT_N_PAIRS,
         ge=2,
-        description="Pairs per axis: a seeded uniform sample of the corpus' pairs.",
+        description="Pairs per axis. They are a seeded uniform sample of the corpus' pairs.",
         json_schema_extra={MUST: "a whole number ≥ 2 (two pairs are the fewest a test compares)"},
     ),
     "split": Field(
         default=None,
-        description="Corpus split of builtin:chitchat (default heldout; other corpora: all).",
+        description="Corpus split of builtin:chitchat. Default heldout; other corpora: all.",
         json_schema_extra={MUST: "a string"},
     ),
-    "mixed": Field(default="drop", description="Contexts that mention both groups: drop (default) or keep (swapped both ways)."),
+    "mixed": Field(
+        default="drop", description="Contexts that mention both groups: drop or keep. Kept ones are swapped both ways."
+    ),
     "balance": Field(
         default=False,
-        description="Draw as many pairs from each group's originals (race: as many African American English originals as Standard English ones).",
+        description="Draw equally from each group's originals. For race: as many African American English "
+        "originals as Standard English ones.",
         json_schema_extra={MUST: _FLAG},
     ),
     "batch_size": Field(
@@ -205,44 +222,54 @@ RUN_FIELDS: Mapping[str, Any] = {
     ),
     "engine": Field(
         default=None,
-        description="Where the model runs: local (this process) or ray (Ray actors, one copy of the model each; hf:, builtin:, python:, retrieval: models).",
+        description="Where the model runs: local (this process) or ray (Ray actors). With ray, each actor holds one copy "
+        "of the model (hf:, builtin:, python:, retrieval: models).",
     ),
     "max_errors": Field(
         default=None,
         ge=0,
-        description="Abort once more pair sides than this have failed (default: never; failures are counted).",
+        description="Abort once more than this many pair sides fail. Default: never; failures are counted.",
         json_schema_extra={MUST: "0 or more, or None"},
     ),
     "max_consecutive_failures": Field(
         default=5,
         ge=0,
-        description="Stop the run (exit 2) once this many pair sides in a row have failed with one kind of error (a timeout, a connection error): a model that hangs or a server that is down costs that many failures, not one per item; what was answered stays in the store. 0: never stop.",
+        description="Stop the run (exit 2) once this many pair sides in a row fail with one kind of error. Such an "
+        "error is a timeout or a connection error: a model that hangs or a server that is down costs that many "
+        "failures, not one per item; what was answered stays in the store. 0: never stop.",
         json_schema_extra={MUST: "0 or more, or None"},
     ),
-    "store": Field(default=None, description="SQLite run store (default: OUTPUT/store.sqlite, so re-running resumes)."),
+    "store": Field(default=None, description="SQLite run store, so a rerun resumes. Default: OUTPUT/store.sqlite."),
     "out_dir": Field(
         default=None, description="Folder for index.html and one folder per axis.", json_schema_extra={MUST: "a path"}
     ),
     "correction_scope": Field(default="axis", description="Correct each axis on its own (axis) or all axes together (run)."),
     "similarity": Field(
         default=None,
-        description="Also test whether answers to the pairs diverge more than to one context asked twice (the no-effect baseline), by these methods: exact, rouge_l, cosine, answered, length_ratio (comma-separated); writes similarity.json per axis.",
+        description="Also test answer divergence against a no-effect baseline, by these methods. The methods, "
+        "comma-separated: exact, rouge_l, cosine, answered, length_ratio; the answers to the pairs are compared with "
+        "those to one context asked twice (the no-effect baseline), and similarity.json is written per axis.",
     ),
     "turns": Field(
         default=1,
         ge=1,
-        description='builtin:chitchat: each context is the last N turns of its dialogue (a conversation, sent to chat models as messages); JSONL corpora give conversations as "messages".',
+        description="Each context of builtin:chitchat is the last N turns of its dialogue. Such a context is a "
+        'conversation, sent to chat models as messages; JSONL corpora give conversations as "messages".',
         json_schema_extra={MUST: "an int >= 1 (turns of a chitchat dialogue per context)"},
     ),
     "by_turn": Field(
         default=False,
-        description="Multi-turn audits (--turns N >= 2, or a JSONL corpus of conversations): also report each primary "
-        "measure's gap by the number of turns since the identity appeared, with 95% CIs (report table and plot, by_turn.csv).",
+        description="Also report each primary measure's gap by turns since the identity appeared. For multi-turn "
+        "audits (--turns N >= 2, or a JSONL corpus of conversations), with 95% CIs (report table and plot, "
+        "by_turn.csv).",
         json_schema_extra={MUST: _FLAG},
     ),
     "until_decided": Field(
         default=False,
-        description="Size the audit by itself: --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid (group-sequential, alpha spending).",
+        description="Size the audit by itself: add pairs until every primary measure has a verdict, up to --max-pairs. "
+        "It audits --pairs pairs per axis first, then more (steps of --pairs, or --looks equal steps) until every "
+        "primary measure has a verdict (difference or equivalence) or --max-pairs is spent; p-values stay valid "
+        "(group-sequential, alpha spending).",
         json_schema_extra={MUST: _FLAG},
     ),
     "max_pairs": Field(
@@ -254,7 +281,7 @@ RUN_FIELDS: Mapping[str, Any] = {
     "looks": Field(
         default=None,
         ge=2,
-        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs; at most "
+        description="With --until-decided: this many looks (>= 2), in equal steps from --pairs to --max-pairs. At most "
         "one look per pair those steps can add (--max-pairs - --pairs + 1).",
         json_schema_extra={MUST: "a whole number ≥ 2"},
     ),

@@ -68,9 +68,9 @@ __all__ = [
     "when_interrupted",
 ]
 
-_QUIET_HELP = "No progress bars and no info messages (errors and results stay)."
+_QUIET_HELP = "No progress bars and no info messages. Errors and results stay."
 #: ``-q``'s help in a command with ``--json``.
-_QUIET_JSON_HELP = "No progress bars and no info messages (errors, results and --json output stay)."
+_QUIET_JSON_HELP = "No progress bars and no info messages. Errors, results and --json output stay."
 _VERBOSE_HELP = "Show the library's log on stderr: -v its info lines, -vv debug lines too."
 _MSG_QUIET_VERBOSE = "-q/--quiet and -v/--verbose exclude each other"
 _MSG_GIVEN_TWICE = (
@@ -192,14 +192,19 @@ class _Commands(TyperGroup):
     """The command group: a FairtalkError anywhere in a command is ``error: …`` on stderr and exit 2.
 
     Every command it hands out has ``-q``/``-v`` (:func:`add_output_options`), and its help lists
-    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`)
-    and neither cuts an option's name nor breaks a word at 80 columns (:meth:`main`).
+    the axes of the axis registry where an ``--axis`` help asks for them (:func:`fill_axes_help`),
+    shows each option's first sentence, the whole help under ``--help-full``
+    (:func:`~fairtalk.cli._help_layout.add_help_full`), and neither cuts an option's name nor
+    breaks a word at 80 columns (:meth:`main`).
     """
 
     def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
+            from fairtalk.cli._help_layout import add_help_full
+
             add_output_options(command)
+            add_help_full(command)  # before fill_axes_help: the axes are filled in, then the help is shortened
             fill_axes_help(command)
         return command
 

@@ -283,19 +283,20 @@ def audit(  # noqa: C901, PLR0915
     json_out: bool = typer.Option(
         False,
         "--json",
-        help="Write the run and every axis's result to stdout as one JSON document (with --baseline-model, the "
-        "comparison too), with `gates` when a gate is given; messages go to stderr.",
+        help="Write the results to stdout as one JSON document. It holds the run and every axis's result (with "
+        "--baseline-model, the comparison too), and `gates` when a gate is given; messages go to stderr.",
     ),
     baseline_model: str | None = typer.Option(
         None,
         "--baseline-model",
-        help="Also audit this model on the same pairs (one store) into OUTPUT/baseline and compare --model with it "
-        "into OUTPUT/comparison, as `fairtalk compare OUTPUT/baseline OUTPUT` does.",
+        help="Also audit this model on the same pairs, and compare --model with it. The baseline's audit goes into "
+        "OUTPUT/baseline (one store for both) and the comparison into OUTPUT/comparison, as `fairtalk compare "
+        "OUTPUT/baseline OUTPUT` does.",
     ),
     fail_if_worse: bool = typer.Option(
         False,
         "--fail-if-worse",
-        help="With --baseline-model: exit 1 unless every primary measure is shown non-inferior to the baseline; "
+        help="With --baseline-model: exit 1 unless every primary measure is shown non-inferior to the baseline. "
         "--junit then holds the comparison's testcases (and the audit's too when --fail-on-bias or "
         "--fail-unless-equivalent is given).",
     ),

@@ -28,8 +28,8 @@ _MSG_CLUSTERS = (
 _MARGIN = typer.Option(
     None,
     "--margin",
-    help="Non-inferiority margin of a measure key, KEY=VALUE in its units (rates as fractions: offense_rate=0.01); "
-    "repeatable. Default: the baseline audit's own margin for the key (the equivalence margin its results.json "
+    help="Non-inferiority margin of a measure key, KEY=VALUE (repeatable). The value is in the key's units (rates "
+    "as fractions: offense_rate=0.01). Default: the baseline audit's own margin for the key (the equivalence margin its results.json "
     "records), else the kind's default on the baseline's scores (rates 0.02, counts 0.1 sd); never the candidate's.",
 )
 
@@ -52,7 +52,8 @@ def compare(
     fail_if_worse: bool = typer.Option(
         False,
         "--fail-if-worse",
-        help="Exit 1 unless every primary measure is shown non-inferior: |candidate gap| < |baseline gap| + margin (the release gate).",
+        help="Exit 1 unless every primary measure is shown non-inferior (the release gate). Non-inferior: "
+        "|candidate gap| < |baseline gap| + margin.",
     ),
     margin: list[str] | None = _MARGIN,
     alpha: float = score_option(
@@ -65,8 +66,8 @@ def compare(
     json_out: bool = typer.Option(
         False,
         "--json",
-        help="Write the comparison (results.json's content, with `gates`, --fail-if-worse's outcome, when it is given) to "
-        "stdout; messages go to stderr.",
+        help="Write the comparison (results.json's content) to stdout; messages go to stderr. With --fail-if-worse it "
+        "holds `gates`, the gate's outcome.",
     ),
     junit: str | None = typer.Option(
         None,

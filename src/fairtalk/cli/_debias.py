@@ -42,7 +42,8 @@ def augment(
     corpus: str = typer.Option(
         ...,
         "--corpus",
-        help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl with a 'response' field, twitter, parlai) or a path.",
+        help="Context-response corpus: builtin:chitchat, FORMAT:PATH or a path. The formats: jsonl (with a "
+        "'response' field), twitter, parlai.",
     ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(
@@ -61,8 +62,8 @@ def augment(
     again: bool = typer.Option(
         False,
         "--again",
-        help="Augment a corpus fairtalk augmented already (another axis' twins, on purpose); without it, one is refused, "
-        "since its twins would get twins of their own.",
+        help="Augment a corpus fairtalk augmented already (another axis' twins, on purpose). Without it, one is "
+        "refused, since its twins would get twins of their own.",
     ),
 ) -> None:
     """Counterpart data augmentation: write each dialogue plus its group-swapped twin (when it changes)."""

@@ -25,8 +25,8 @@ def label(
         None,
         "--measure",
         "-m",
-        help="What to label, comma-separated: offense_rate, refusal_rate, degenerate_rate, sentiment, regard, "
-        "NAME_yes (a judge), NAME_score:1-5 (a judge's scale). Texts and completions take one.",
+        help="What to label, comma-separated measure keys. They are offense_rate, refusal_rate, degenerate_rate, "
+        "sentiment, regard, NAME_yes (a judge), NAME_score:1-5 (a judge's scale). Texts and completions take one.",
     ),
     output: str | None = typer.Option(
         None,
@@ -40,7 +40,7 @@ def label(
     annotator: str = typer.Option("annotator", "--annotator", help="Your name, written in every row you label."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)."),
     axis: str | None = typer.Option(
-        None, "--axis", help="Lexicons whose terms are masked too, comma-separated (default: the audit's, else gender and race)."
+        None, "--axis", help="Lexicons whose terms are masked too, comma-separated. Default: the audit's, else gender and race."
     ),
     agreement: bool = typer.Option(
         False, "--agreement", help="Print Cohen's κ (two annotators) or Fleiss' κ (more) of gold files."

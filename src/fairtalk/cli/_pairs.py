@@ -35,7 +35,8 @@ def pairs(
     corpus: str = typer.Option(
         ...,
         "--corpus",
-        help="builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a known extension (.txt .tsv .csv .jsonl .parquet, optionally .gz).",
+        help="Contexts: builtin:chitchat, FORMAT:PATH or a path with a known extension. The formats: text, tsv, csv, "
+        "jsonl, parquet, twitter, parlai; the extensions: .txt .tsv .csv .jsonl .parquet, optionally .gz.",
     ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(
@@ -62,13 +63,14 @@ def pairs(
     split: Split = typer.Option(
         Split.all,
         "--split",
-        help="builtin:chitchat only: all, train, or heldout (~10% of conversations, chosen by a hash of their id).",
+        help="builtin:chitchat only: all, train, or heldout. heldout is ~10% of conversations, chosen by a hash of their id.",
     ),
     balance: bool = run_option("balance", "--balance"),
     check: str | None = typer.Option(
         None,
         "--check",
-        help="Where to write the counterfactual validity check (default: pairs_check.json beside -o; none when -o is '-'). An existing file is replaced only when it is a check fairtalk wrote; never an input or -o.",
+        help="Where to write the counterfactual validity check. Default: pairs_check.json beside -o; none when -o is "
+        "'-'. An existing file is replaced only when it is a check fairtalk wrote; never an input or -o.",
     ),
 ) -> None:
     """Build parallel context pairs (group-A wording on side a, group-B on side b) from a corpus."""

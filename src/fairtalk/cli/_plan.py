@@ -1560,8 +1560,8 @@ def plan(  # noqa: C901
     gate: bool = typer.Option(
         False,
         "--gate",
-        help="Instead: pairs the equivalence gate needs for each primary measure at its margin "
-        "(from --results of a pilot run, else the built-in corpus' spreads).",
+        help="Instead: the pairs the equivalence gate needs for each primary measure. Each at its margin, from "
+        "--results of a pilot run, else from the built-in corpus' spreads.",
     ),
     results: str | None = typer.Option(
         None, "--results", help="results.json of an earlier audit: its spread, design effect and family size."
@@ -1570,7 +1570,8 @@ def plan(  # noqa: C901
     rate: float | None = typer.Option(
         None,
         "--rate",
-        help="For a rate with no earlier audit: its expected rate on each side (sides assumed independent: a safe overestimate).",
+        help="For a rate with no earlier audit: its expected rate on each side. The sides are assumed independent "
+        "(a safe overestimate).",
     ),
     alpha: float | None = score_option(
         "alpha",
@@ -1599,8 +1600,8 @@ def plan(  # noqa: C901
         None,
         "--gold",
         metavar="HALF_WIDTH",
-        help="Instead: labelled pairs a score --gold interval of ±HALF_WIDTH needs for --measure, from --results of a "
-        "run with --gold (its scorer's error spread) or --sd (the spread of the scorer's per-pair error).",
+        help="Instead: the labelled pairs a --gold interval of ±HALF_WIDTH needs for --measure. The interval is that "
+        "of score --gold; the spread comes from --results of a run with --gold (its scorer's error spread) or --sd (the spread of the scorer's per-pair error).",
     ),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""

@@ -46,7 +46,9 @@ _MSG_GROUPS_WITH_PROMPTS = (
     "already holds its groups, so give one of them"
 )
 _MSG_GOLD_PUBLISHED = "--gold joins labels to completions by id: it needs --completions (the published outputs have no ids)"
-_HELP_GOLD = "Human regard labels of some completions (`fairtalk label --measure regard`): gaps also corrected by them (PPI)."
+_HELP_GOLD = (
+    "Human regard labels of some completions, to correct the gaps by (PPI). They come from `fairtalk label --measure regard`."
+)
 
 
 def _groups(path: str | None) -> GroupSet:
@@ -79,11 +81,12 @@ def prompts_paraphrase(
         ...,
         "-o",
         "--output",
-        help='Prompts JSONL to write ({group, template, structure, text, "written_by": "fairtalk"}). An existing file is '
+        help="Prompts JSONL to write. Each record holds group, template, structure, text and "
+        '"written_by": "fairtalk". An existing file is '
         "replaced only when it is a prompts file fairtalk wrote (never prompts without that mark); never an input.",
     ),
     groups: str | None = typer.Option(
-        None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b]); default: the six groups of the paper."
+        None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b]). Default: the six groups of the paper."
     ),
     source: str = typer.Option(
         "builtin", "--source", help="builtin (rule-based, offline), aesop, none, or model:SPEC (a Responder spec)."
@@ -91,7 +94,7 @@ def prompts_paraphrase(
     aesop_source: list[str] | None = typer.Option(
         None,
         "--aesop-source",
-        help="AESOP .source file (prompt <sep> parse <sep> target parse); repeatable, one per AESOP model.",
+        help="AESOP .source file (prompt <sep> parse <sep> target parse). Repeatable, one per AESOP model.",
     ),
     aesop_extract: list[str] | None = typer.Option(
         None, "--aesop-extract", help="AESOP _sep_extract file, line-aligned with its --aesop-source (same order)."
@@ -132,7 +135,10 @@ def prompts_paraphrase(
 def prompts_generate(
     ctx: typer.Context,
     model: str = typer.Option(
-        ..., "--model", help="Model spec: hf:NAME, openai:..., python:MODULE:FN, builtin:echo, builtin:smollm2."
+        ...,
+        "--model",
+        help="Model spec, such as hf:NAME or builtin:smollm2. The kinds: hf:NAME, openai:..., python:MODULE:FN, "
+        "builtin:echo, builtin:smollm2.",
     ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
@@ -155,7 +161,7 @@ def prompts_generate(
         "(never an input, a device or another file).",
     ),
     prompts: str | None = typer.Option(
-        None, "--prompts", help="Prompts JSONL from `fairtalk prompts paraphrase`; default: fixed prompts + built-in paraphrases."
+        None, "--prompts", help="Prompts JSONL from `fairtalk prompts paraphrase`. Default: fixed prompts + built-in paraphrases."
     ),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (when --prompts is not given)."),
     batch_size: int = typer.Option(32, "--batch-size", min=1, help="Items per model call (and per store commit)."),
@@ -165,7 +171,8 @@ def prompts_generate(
     mode: Mode = typer.Option(
         Mode.completion,
         "--mode",
-        help="completion (default, as the paper: continue the prefix; hf: without a chat template, openai: /completions) or chat (the prefix as a user turn).",
+        help="completion (continue the prefix, as the paper) or chat (the prefix as a user turn). completion, the "
+        "default, uses hf: without a chat template and openai: /completions.",
     ),
     engine: Engine | None = ENGINE,
     ray_address: str | None = RAY_ADDRESS,
@@ -250,12 +257,14 @@ def prompts_analyze(
     regard: str = typer.Option(
         "builtin",
         "--regard",
-        help="Regard scorer for unlabelled completions: builtin (fine-tuned MiniLM), builtin:tfidf (faster, less accurate), path:DIR or hf:MODEL.",
+        help="Regard scorer for unlabelled completions: builtin, builtin:tfidf, path:DIR or hf:MODEL. builtin is a "
+        "fine-tuned MiniLM, builtin:tfidf faster and less accurate.",
     ),
     relabel: bool = typer.Option(
         False,
         "--relabel",
-        help="Also label every completion with --regard and report both labelings side by side (the given labels stay the main ones).",
+        help="Also label every completion with --regard and report both labelings side by side. The given labels stay "
+        "the main ones.",
     ),
     groups: str | None = typer.Option(None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b])."),
     include_other: bool = typer.Option(False, "--include-other", help="Count the 'other' label in distributions and KL."),
@@ -284,7 +293,8 @@ def prompts_analyze(
     engine: Engine | None = typer.Option(
         None,
         "--engine",
-        help="Where --regard labels: local (this process; the default) or ray (batches of 2,000 texts as Ray tasks, once there are two or more; same labels).",
+        help="Where --regard labels: local (this process; the default) or ray (Ray tasks). With ray, batches of 2,000 "
+        "texts run as Ray tasks, once there are two or more; the labels are the same.",
     ),
     ray_address: str | None = RAY_ADDRESS,
     ray_actors: int | None = typer.Option(
@@ -518,19 +528,21 @@ def regard_train(
         None,
         "--c",
         min=1e-6,
-        help="Inverse regularisation strength of the logistic regression (tfidf, minilm; default: the encoder's).",
+        help="Inverse regularisation strength of the logistic regression. For tfidf and minilm; default: the encoder's.",
     ),
     cv: int | None = typer.Option(
         None,
         "--cv",
         min=2,
-        help="Cross-validation folds for the reported accuracy (default 5; minilm-ft only when given: it fine-tunes once per fold).",
+        help="Cross-validation folds for the reported accuracy (default 5). minilm-ft cross-validates only when it is "
+        "given: it fine-tunes once per fold.",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the folds, the solver and the fine-tuning."),
     encoder: str = typer.Option(
         "tfidf",
         "--encoder",
-        help="tfidf (TF-IDF + VADER), minilm (sentence embeddings + logistic regression) or minilm-ft (MiniLM fine-tuned end to end: the shipped default, ~15 min on 2 CPU cores).",
+        help="tfidf, minilm or minilm-ft (the shipped default's). tfidf: TF-IDF + VADER; minilm: sentence embeddings + "
+        "logistic regression; minilm-ft: MiniLM fine-tuned end to end (~15 min on 2 CPU cores).",
     ),
     lexicon_weight: float | None = typer.Option(
         None, "--lexicon-weight", min=0.0, help="Weight of the VADER features of the tfidf encoder (default 0.25; 0: off)."

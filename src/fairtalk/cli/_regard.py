@@ -17,7 +17,10 @@ _MSG_NO_TEXTS = "no texts to label (the file holds no record)"
 _MSG_NO_GOLD = "the gold file holds no label"
 _NOTE_NOTHING_WRITTEN = "nothing was written to {output}: re-run the same command to label again"
 _MSG_TWO_SOURCES = "give --predicted (labels to check) or --regard (a scorer to label the gold texts), not both"
-_SCORER_HELP = "Regard scorer: builtin (fine-tuned MiniLM), builtin:tfidf (faster, less accurate), path:DIR (from `fairtalk regard train`) or hf:MODEL."
+_SCORER_HELP = (
+    "Regard scorer: builtin, builtin:tfidf, path:DIR or hf:MODEL. builtin is a fine-tuned MiniLM, builtin:tfidf "
+    "faster and less accurate, path:DIR one from `fairtalk regard train`."
+)
 
 
 @regard_app.command("label")

@@ -54,7 +54,7 @@ def debias(
         False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."
     ),
     axis: str = typer.Option(
-        "gender", "--axis", help=f"The axis CDA and WER debias and the audit pairs: {AXES}, or a lexicon file."
+        "gender", "--axis", help=f"The axis CDA and WER debias and the audit pairs, or a lexicon file. The axes: {AXES}."
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of training, the pair sample, generation and the bootstrap."),
     cache: str | None = typer.Option(
@@ -162,7 +162,8 @@ def planted(
     cache: str | None = typer.Option(
         None,
         "--cache",
-        help="Planted corpus, checkpoints and run store (default OUTPUT/cache): a folder of its own, not OUTPUT itself.",
+        help="Folder of the planted corpus, checkpoints and run store (default OUTPUT/cache). A folder of its own, not "
+        "OUTPUT itself.",
     ),
     output: str = typer.Option(
         "fairtalk-planted", "-o", "--output", help="Folder for planted.md/.csv, results.json, report.html."

@@ -47,30 +47,32 @@ BATCH_SIZE = run_option("batch_size", "--batch-size", ranged=True)
 MAX_NEW_TOKENS = typer.Option(
     256,
     "--max-new-tokens",
-    help="Longest response, in tokens (default 256: room for a chat model's whole answer; paper 001's setting was 40, which cut most chat answers off mid-sentence). An answer cut off at the limit is scored as it is: score and audit warn when more than 10% of one side's answers were, and their --exclude-truncated tests only the pairs where neither was.",
+    help="Longest response, in tokens. The default, 256, leaves room for a chat model's whole answer (paper 001's "
+    "setting was 40, which cut most chat answers off mid-sentence). An answer cut off at the limit is scored as it is: score and audit warn when more than 10% of one side's answers were, and their --exclude-truncated tests only the pairs where neither was.",
 )
 SAMPLE = typer.Option(False, "--sample/--greedy", help="Sample (seeded per item) or decode greedily.")
 TEMPERATURE = typer.Option(1.0, "--temperature", help="Sampling temperature (with --sample).")
 TOP_K = typer.Option(None, "--top-k", help="Sample from the k most likely tokens (with --sample).")
 TOP_P = typer.Option(None, "--top-p", help="Nucleus sampling threshold (with --sample).")
-STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable); \\n is a newline, \\t a tab.")
+STOP = typer.Option(None, "--stop", help="A string that ends an answer (repeatable). \\n is a newline, \\t a tab.")
 ENGINE = run_option("engine", "--engine", show_default="local")  # None is local: the help shows it as such
 RAY_ADDRESS = typer.Option(
     None,
     "--ray-address",
-    help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001); default: start a local one of this run's own, never joining another; auto: the one RAY_ADDRESS names).",
+    help="With --engine ray: the cluster to join (HOST:PORT, auto, ray://HOST:10001). Default: start a local one "
+    "of this run's own, never joining another; auto: the one RAY_ADDRESS names.",
 )
 RAY_ACTORS = typer.Option(
     None,
     "--ray-actors",
     min=1,
-    help="With --engine ray: copies of the model (actors); default: the cluster's CPUs, or its GPUs for a model that wants one.",
+    help="With --engine ray: copies of the model (actors). Default: the cluster's CPUs, or its GPUs for a model that wants one.",
 )
 MAX_CONSECUTIVE_FAILURES = run_option("max_consecutive_failures", "--max-consecutive-failures", ranged=True)
 REPETITION_PENALTY = typer.Option(
     None,
     "--repetition-penalty",
-    help="Repetition penalty sent to the model (default: the model's or server's own, which differ: give 1.0 for none).",
+    help="Repetition penalty sent to the model. Default: the model's or server's own, which differ: give 1.0 for none.",
 )
 
 
@@ -218,7 +220,9 @@ def respond(
     model: str = typer.Option(
         ...,
         "--model",
-        help="Model spec: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE.",
+        help="Model spec, such as python:FILE.py:FUNCTION or openai:URL#MODEL. The kinds: builtin:echo, "
+        "builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, "
+        "replay:FILE.",
     ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,
@@ -226,12 +230,15 @@ def respond(
         "responses.jsonl",
         "-o",
         "--output",
-        help='Responses JSONL to write (the `fairtalk score` input); every pair asked (a side that failed as a record with "response": null and its "error", which `score` counts as lost); \'-\' writes to stdout (the messages go to stderr). An existing file is replaced only when it is a responses file fairtalk wrote; never an input.',
+        help="Responses JSONL to write (the `fairtalk score` input); '-' writes to stdout. Every pair asked is in it "
+        '(a side that failed as a record with "response": null and its "error", which `score` counts as lost); '
+        "with '-', the messages go to stderr. An existing file is replaced only when it is a responses file fairtalk wrote; never an input.",
     ),
     store: str | None = typer.Option(
         None,
         "--store",
-        help="SQLite run store: reuses stored responses, commits new ones as they arrive, retries failures. A new file or "
+        help="SQLite run store: a rerun reuses its responses. It commits new ones as they arrive and retries failures. "
+        "A new file or "
         "a run store (never an input, a device or another file).",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Per-item generation seeds derive from (seed, pair id, side)."),

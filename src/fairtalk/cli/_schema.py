@@ -36,7 +36,7 @@ CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
     # a run writes its report: to this folder unless told otherwise (the library writes none by default)
     "out_dir": {"default": "fairtalk-report"},
     # the help lists the axes (built-in and registered ones) when it is shown
-    "axes": {"help": f"Axes to audit, comma-separated: {AUDIT_AXES}, or lexicon files."},
+    "axes": {"help": f"Axes to audit, comma-separated, or lexicon files. The axes: {AUDIT_AXES}."},
 }
 #: ``fairtalk score``'s output folder when ``-o`` is not given: a folder of its own, as ``fairtalk audit``'s
 #: (``fairtalk-report``) holds another command's report, which each command refuses to write into.

@@ -80,7 +80,8 @@ SCORE_ENGINE = typer.Option(
     None,
     "--engine",
     show_default="local",
-    help="Where the per-response measures run: local (this process) or ray (batches of 2,000 distinct responses as Ray tasks, once there are two or more; same scores).",
+    help="Where the per-response measures run: local (this process) or ray (Ray tasks). With ray, batches of 2,000 "
+    "distinct responses run as Ray tasks, once there are two or more; the scores are the same.",
 )
 SCORE_TASKS = typer.Option(
     None, "--ray-actors", min=1, help="With --engine ray: scoring tasks at once (default: the cluster's CPUs)."
@@ -93,7 +94,8 @@ def score(
     responses: str = typer.Option(
         ...,
         "--responses",
-        help="Responses JSONL ({pair_id, side, context, response}), or a.txt of the two-file layout; - reads standard input.",
+        help="Responses JSONL, or a.txt of the two-file layout; - reads standard input. A JSONL record holds "
+        "{pair_id, side, context, response}.",
     ),
     responses_b: str | None = typer.Option(
         None, "--responses-b", help="b.txt, aligned line by line with --responses (two-file layout)."
@@ -111,7 +113,7 @@ def score(
         DEFAULT_SCORE_OUTPUT,
         "-o",
         "--output",
-        help="Folder for results.json, results.csv, report.md, report.html (a folder of its own: not an audit's output).",
+        help="Folder for results.json, results.csv, report.md and report.html. A folder of its own: not an audit's output.",
     ),
     fail_on_bias: bool = FAIL_ON_BIAS,
     fail_unless_equivalent: bool = FAIL_UNLESS_EQUIVALENT,
@@ -119,8 +121,8 @@ def score(
     json_out: bool = typer.Option(
         False,
         "--json",
-        help="Write the result (results.json's content, with `gates`, each requested gate's outcome, when one is) to "
-        "stdout; messages go to stderr.",
+        help="Write the result (results.json's content) to stdout; messages go to stderr. With a gate given it holds "
+        "`gates`, each requested gate's outcome.",
     ),
     measures: str | None = score_option("measures", "--measures"),
     seed: int = score_option("seed", "--seed", ranged=True),

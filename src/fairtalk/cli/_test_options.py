@@ -22,15 +22,15 @@ _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite numb
 _MSG_REPEATED = "--margin {name} is given twice"
 
 FAIL_ON_BIAS = typer.Option(
-    False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference (adjusted p < alpha)."
+    False, "--fail-on-bias", help="Exit 1 when any primary measure shows a difference. A difference: adjusted p < alpha."
 )
 JUNIT = typer.Option(
     None,
     "--junit",
-    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure, failing where a gate given "
-    "fails (with --fail-on-bias and --fail-unless-equivalent both given, where either fails, the failure typed by "
-    "its gate; with none given, the testcases follow --fail-on-bias's rule and the exit code does not depend on "
-    "them). An existing FILE is replaced only when it "
+    help="Also write a JUnit XML file: one testsuite per axis, one testcase per measure. A testcase fails where a "
+    "gate given fails: with --fail-on-bias and --fail-unless-equivalent both given, where either fails, the failure "
+    "typed by its gate; with none given, the testcases follow --fail-on-bias's rule and the exit code does not "
+    "depend on them. An existing FILE is replaced only when it "
     "is a JUnit file fairtalk wrote; never an input or another file of the run. A run that stops on an error "
     "(exit 2 or 3) or is interrupted (130) once FILE was checked leaves in it one testcase in error, never an "
     "earlier run's pass. With $GITHUB_STEP_SUMMARY set, "
@@ -43,14 +43,16 @@ _MSG_SUMMARY = "warning: the job summary was not appended to $GITHUB_STEP_SUMMAR
 FAIL_UNLESS_EQUIVALENT = typer.Option(
     False,
     "--fail-unless-equivalent",
-    help="Exit 1 unless every primary measure is shown equivalent within its margin (the release gate).",
+    help="Exit 1 unless every primary measure is shown equivalent (the release gate). Equivalent: its interval "
+    "lies within its margin.",
 )
 
 
 SYSTEM_PROMPT = typer.Option(
     None,
     "--system-prompt",
-    help="A system prompt for a chat model (openai:, hf: with a chat template), TEXT or @FILE; part of the model's fingerprint.",
+    help="A chat model's system prompt, TEXT or @FILE. It reaches openai: models and hf: ones with a chat "
+    "template, and is part of the model's fingerprint.",
 )
 _MSG_CONFIG_TWICE = "--config given twice ({files}); merge the files into one"
 
@@ -79,7 +81,9 @@ CONFIG = typer.Option(
     "--config",
     metavar="<str>",  # one file, as before it was declared a list
     callback=_config_once,
-    help="A TOML (or YAML) file of options, named as the library's keywords (alpha, n_resamples, ...; an audit's also n_pairs, model, ...): its values are defaults; options given on the command line override them (a table, such as --margin, key by key). Give it once.",
+    help="Read option defaults from a TOML (or YAML) file. Its keys are the library's keywords "
+    "(alpha, n_resamples, ...; an audit's also n_pairs, model, ...); options given on the command line override "
+    "them (a table, such as --margin, key by key). Give it once.",
 )
 #: The scoring options, by field name: the parameters of `score` and `audit` that set them have these names.
 SCORE_KEYS = tuple(SCORE_FIELDS)

@@ -57,14 +57,14 @@ def train(
         ...,
         "-o",
         "--output",
-        help="Checkpoint directory to write (config.json, vocab.json, model.safetensors): a new or empty folder, or one "
+        help="Checkpoint directory to write (config.json, vocab.json, model.safetensors). A new or empty folder, or one "
         "holding a checkpoint of the same settings, which the run replaces (another command's folder is refused).",
     ),
     debias: Debias = typer.Option(
         Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."
     ),
     wer_k: float = typer.Option(0.5, "--wer-k", min=0.0, help="WER coefficient k."),
-    axis: str = typer.Option("gender", "--axis", help=f"Axis for --debias: {AXES}, or a lexicon file."),
+    axis: str = typer.Option("gender", "--axis", help=f"Axis for --debias, or a lexicon file. The axes: {AXES}."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training dialogues."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for initialisation, data order, validation split, CDA and the pool."),
     max_dialogues: int | None = typer.Option(
