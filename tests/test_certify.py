@@ -26,6 +26,19 @@ class _SaysShe(Measure):
         return {"says_she": np.array([float(any(w in t.lower().split() for w in ("she", "her"))) for t in texts])}
 
 
+class _Asks(Measure):
+    """A neutral instrument: 1 for a question; a swap of the group words leaves it alone."""
+
+    name = "asks"
+    keys = ("asks",)
+    kind = "rate"
+    version = "1"
+    higher_is_better = {"asks": None}
+
+    def score(self, texts):  # noqa: ANN001, ANN201
+        return {"asks": np.array([float("?" in t) for t in texts])}
+
+
 def _records(n: int = 30) -> list[Response]:
     out = []
     for i in range(n):
@@ -45,23 +58,23 @@ def test_probe_pairs_are_side_a_sentences_and_their_swaps() -> None:
 
 
 def test_a_scorer_that_reacts_to_the_group_is_flagged_and_a_neutral_one_is_not() -> None:
-    checks = {c.key: c for c in certify([_SaysShe(), Length()], fairtalk.load_lexicon("gender"), {})}
+    checks = {c.key: c for c in certify([_SaysShe(), _Asks()], fairtalk.load_lexicon("gender"), {})}
     assert checks["says_she"].flagged and checks["says_she"].b > checks["says_she"].a
     assert checks["says_she"].p is not None and checks["says_she"].p < 0.05
-    assert not checks["length"].flagged and checks["length"].gap == 0.0
+    assert not checks["asks"].flagged and checks["asks"].gap == 0.0
 
 
 def test_the_certificate_runs_with_every_score_and_reaches_the_report(tmp_path) -> None:  # noqa: ANN001
-    result = score(_records(), axis="gender", measures=[_SaysShe(), Length()], n_resamples=50)
+    result = score(_records(), axis="gender", measures=[_SaysShe(), _Asks(), Length()], n_resamples=50)
     assert result.flagged_scorers() == ("says_she",)
-    assert {c.key for c in result.scorer_check} == {"says_she", "length"}
+    assert {c.key for c in result.scorer_check} == {"says_she", "asks"}  # a word count is not checked
     text = render_markdown(result)
     assert text.index("Scorer check") < text.index("| Measure")  # at the top of the report
     write_report(result, tmp_path)
     data = json.loads((tmp_path / "results.json").read_text())
-    assert data["scorer_check"]["says_she"]["flagged"] is True and data["scorer_check"]["length"]["flagged"] is False
+    assert data["scorer_check"]["says_she"]["flagged"] is True and data["scorer_check"]["asks"]["flagged"] is False
     assert "scorer check" in (tmp_path / "report.html").read_text()
-    assert score(_records(), axis="gender", measures=[Length()], n_resamples=50, scorer_check=False).scorer_check == ()
+    assert score(_records(), axis="gender", measures=[_Asks()], n_resamples=50, scorer_check=False).scorer_check == ()
 
 
 def test_a_custom_lexicon_gets_generic_probes(tmp_path) -> None:  # noqa: ANN001

@@ -11,6 +11,14 @@ when its probe gap both exceeds the margin and is distinguishable from 0 (p < al
 interval excludes 0): a gap of 1 probe in 30 (p = 1.0) is noise on 30 probes, and is reported as
 a note. A gap distinguishable from 0 but within the margin is a note as well.
 
+What the check detects is an instrument's *judgement* reacting to the group words: the same
+sentence scored otherwise in the other group's wording. A key whose score is a function of the
+text's size alone (a measure's ``size_keys``: ``length``, a word count) has no judgement to
+react; it scores the swapped probe otherwise only where the swap changes the wording's size
+("Hello, how are you?" -> "Yo, sup?" is 4 words against 2), and then the gap is the probe's,
+not the scorer's. Such keys are left out of the check (a response's length gap in the audit
+is the model's, measured exactly).
+
 Probes: hand-written neutral sentences for the built-in axes (gender: person nouns, kinship
 words and pronouns; race: the Standard English side of the dialect lexicon in everyday
 sentences), and for any other lexicon each of its side-A terms in three neutral frames.
@@ -133,7 +141,8 @@ def certify(
     the scorer itself, not the model, then contributes to the audit's gap. One of the two alone
     gives a ``note`` instead. A key that
     may leave a response unscored (an ordinal judge's score) is tested on the probe pairs it
-    scored on both sides.
+    scored on both sides. A measure's ``size_keys`` (``length``) are left out: their probe gap
+    is the swap's change of the wording's size, not a reaction of the scorer (module docstring).
     """
     pairs = probe_pairs(lexicon)
     if not pairs:
@@ -145,6 +154,8 @@ def certify(
             continue
         scores_a, scores_b = measure.score(side_a), measure.score(side_b)
         for key in measure.keys:
+            if key in measure.size_keys:  # a word count has no judgement to react to the group
+                continue
             a = np.asarray(scores_a[key], dtype=float)
             b = np.asarray(scores_b[key], dtype=float)
             scored = np.isfinite(a) & np.isfinite(b)

@@ -12,6 +12,10 @@ that no stage has to probe for it:
   its unparsed answers a rate); default: every key has ``kind``. :meth:`kind_of` reads it.
 - ``unscored_keys`` (:class:`Measure`): the keys whose score is NaN for a response the measure
   could not score (that pair leaves the key's test); default: none.
+- ``size_keys`` (:class:`Measure`): the keys whose score is a function of the text's size alone
+  (``length``'s word count): the scorer check leaves them out, since a swap that changes the
+  probe's wording's size (``"Hello, how are you?"`` -> ``"Yo, sup?"``) changes their score by
+  construction, not by a reaction to the group; default: none.
 - ``config``: the settings the manifest records; default: none (``{}``).
 - ``raw_scores(texts)`` (:class:`Measure`): the continuous score its keys threshold (offense
   probability, VADER compound), which ranks the measure's most divergent pairs. The default
@@ -83,7 +87,7 @@ class Measure(_Declared):
     ``kind`` is ``"rate"`` (each score is 0 or 1) or ``"count"`` (any non-negative number).
     One measure may produce several result keys; ``score`` returns one float array of
     ``len(texts)`` per key, in the order of ``keys``. See the module docstring for the optional
-    parts (``kinds``, ``unscored_keys``, ``config``, ``raw_scores``) and their defaults.
+    parts (``kinds``, ``unscored_keys``, ``size_keys``, ``config``, ``raw_scores``) and their defaults.
 
     Examples
     --------
@@ -111,6 +115,11 @@ class Measure(_Declared):
     @property
     def unscored_keys(self) -> Collection[str]:
         """Keys whose score may be NaN for a response the measure could not score; by default none."""
+        return ()
+
+    @property
+    def size_keys(self) -> Collection[str]:
+        """Keys whose score depends on the text's size alone (a word count); the scorer check leaves them out. By default none."""
         return ()
 
     @abstractmethod

@@ -34,6 +34,8 @@ class Length(Measure):
     kind: Literal["count"] = "count"
     version = "1"
     higher_is_better: Mapping[str, bool | None] = MappingProxyType({"length": None})
+    #: A word count: the scorer check leaves it out (a swap that changes the wording's size changes it by construction).
+    size_keys: tuple[str, ...] = ("length",)
 
     def __repr__(self) -> str:
         return "Length()"
