@@ -378,6 +378,9 @@ def audit(  # noqa: C901, PLR0915
             say(f"{name}: {line}")
         if (looked := sequential_summary(axis_run.result.provenance)) is not None:
             say(f"{name}: {looked}")
+            held = axis_run.result.provenance.sequential
+            for key, why in ((held and held.undecided_why) or {}).items():  # the keys that held the run to its budget
+                say(f"{name}:   {key} held the run back: {why}")
         if (where := scoring_line(axis_run.result.provenance, asked=bool(on_ray))) is not None:
             say(f"{name}: {where}")
         say_labelled(axis_run.result, prefix=f"{name}: ")

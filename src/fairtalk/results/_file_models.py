@@ -312,6 +312,9 @@ class SequentialRecord(_Open):
     stopped: str | None = None
     decided_at: dict[str, Count] | None = None
     undecided: list[str] | None = None
+    undecided_why: dict[str, str] | None = Field(
+        default=None, description="Why each undecided key held the run back to its budget."
+    )
 
 
 class ServedRecord(_Open):

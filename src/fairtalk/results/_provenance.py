@@ -214,7 +214,12 @@ class TruncationProvenance(_Section):
 
 @dataclass(frozen=True, slots=True)
 class SequentialProvenance(_Section):
-    """How an ``--until-decided`` axis' looks went: the design, the looks run, the last look's levels, why it stopped."""
+    """How an ``--until-decided`` axis' looks went: the design, the looks run, the last look's levels, why it stopped.
+
+    ``undecided`` names the primary keys that held the run back to its budget, and ``undecided_why``
+    says why each did (a key answered identically on every pair has no difference to test, and
+    waits on the identical-answers bound).
+    """
 
     design: str | None = None
     spending: str | None = None
@@ -231,6 +236,7 @@ class SequentialProvenance(_Section):
     stopped: str | None = None
     decided_at: Mapping[str, int] | None = None
     undecided: tuple[str, ...] | None = None
+    undecided_why: Mapping[str, str] | None = None
     extra: Mapping[str, Any] = _rest()
 
 

@@ -185,10 +185,11 @@ def audit(
         Options for the model spec's adapter, as ``?key=value`` in the spec would give them.
     until_decided : bool
         Size the audit by itself: audit ``n_pairs`` pairs per axis first, then add pairs look by
-        look (steps of ``n_pairs``, or ``looks`` equal steps) until every tested primary measure
-        has a verdict (difference detected, or equivalent within its margin) or ``max_pairs`` are
-        spent. The pairs of a look extend the previous look's, so the store answers those and
-        only new pairs reach the model. p-values stay valid under this optional stopping: a
+        look (steps of ``n_pairs``, or ``looks`` equal steps) until every primary measure has a
+        verdict (difference detected, or equivalent within its margin; one not tested for too few
+        scored pairs aside) or ``max_pairs`` are spent. The pairs of a look extend the previous
+        look's, so the store answers those and only new pairs reach the model; a pair side that
+        failed at an earlier look is not asked again in the run (a rerun asks for it). p-values stay valid under this optional stopping: a
         group-sequential design with Lan-DeMets alpha spending (see
         :mod:`fairtalk.stats._sequential`); each axis' manifest has ``audit.sequential``, which
         says how many looks ran, the pairs used, the last look's nominal level and why it stopped.
@@ -196,7 +197,9 @@ def audit(
         With ``until_decided`` (and only then; then it is required): the most pairs per axis,
         at least ``n_pairs``.
     looks : int, optional
-        With ``until_decided``: this many looks (>= 2) in equal steps from ``n_pairs`` to ``max_pairs``.
+        With ``until_decided``: this many looks (>= 2) in equal steps from ``n_pairs`` to ``max_pairs``,
+        or to the pairs the corpus gives when it gives fewer (SpecError, before any answer, when
+        that many looks do not fit there).
     spending : {"obrien-fleming", "pocock"}
         With ``until_decided``: the alpha-spending function (O'Brien-Fleming-type by default).
     model_version : str, optional

@@ -23,7 +23,7 @@ from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair, PairsCheck
 from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationSummary, ServedProvenance, SimilarityResult
-from fairtalk.run._generate import generate, served_warning
+from fairtalk.run._generate import FailedBefore, generate, served_warning
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
 from fairtalk.stats import adjust_pvalues
@@ -76,12 +76,15 @@ def audit_axis(
     run_id: str,
     extra_manifest: Mapping[str, object] | None,
     timings: Mapping[str, float] | None = None,
+    failed: FailedBefore | None = None,
 ) -> AxisWork:
     """One axis: the pairs given (with their coverage) or built from ``contexts``, responses, scores.
 
     Each stage receives its own options: the pairs ``pairing``, the model's answers
     ``generation``, scoring (and the similarity baseline, the gap by turn) ``inference``.
     ``timings``: the stages' seconds so far (the pairs stage's, when the caller built them).
+    ``failed``: the pair sides that failed earlier in the run (an ``until_decided`` audit's earlier
+    looks), not asked again; the sides that fail now are added to it.
     """
     axis = lexicon.axis
     spent: dict[str, float] = dict(timings or {})
@@ -92,7 +95,14 @@ def audit_axis(
     pairs_check = check_pairs(pairs, Swapper(lexicon, seed=pairing.seed))
 
     generated = generate(
-        cached, pairs, generation.settings, seed=generation.seed, progress=reporter, label=f"{axis}: responses", warn_served=False
+        cached,
+        pairs,
+        generation.settings,
+        seed=generation.seed,
+        progress=reporter,
+        label=f"{axis}: responses",
+        warn_served=False,
+        failed=failed,
     )
     spent["generation"] = generated.summary.seconds
     if generated.responses.n_pairs < 2 and generated.errors:
@@ -112,6 +122,7 @@ def audit_axis(
             clusters=inference.score.clusters,
             progress=reporter,
             label=f"{axis}: baseline answers",
+            failed=failed,
         )
         spent["similarity"] = time.perf_counter() - started
     started = time.perf_counter()

@@ -62,7 +62,7 @@ from fairtalk.run._score import prompts_cut_warning
 from fairtalk.run._store_paths import holds_nothing, new_paths, open_store, remove_new_store
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, FailureBreaker, RunStore
 
-__all__ = ["DEFAULT_MODELS", "Generation", "default_model", "item_seed", "respond", "served_warning"]
+__all__ = ["DEFAULT_MODELS", "FailedBefore", "Generation", "default_model", "item_seed", "respond", "served_warning"]
 
 #: Tried in order when no model is given: the first that loads is the default.
 DEFAULT_MODELS = ("builtin:minilm-retrieval", "builtin:retrieval", "builtin:smollm2")
@@ -123,6 +123,41 @@ class Generation:
     summary: GenerationSummary
     errors: tuple[tuple[str, str, str], ...] = ()
     warnings: tuple[str, ...] = ()
+
+
+class FailedBefore:
+    """The pair sides that failed earlier in one run, keyed as the run store keys them (context, item seed), with their error.
+
+    An audit that takes its pairs look by look (``until_decided``) asks each pair side at most
+    once: :func:`generate` given one sends the model only the sides it does not hold, gives each
+    side it holds its earlier failure again (a lost answer of the run, counted and reported as a
+    fixed audit's), and adds the sides that fail now. The run store keeps each failure as a fixed
+    audit's does, so a rerun of the command asks for it again.
+    """
+
+    __slots__ = ("_errors",)
+
+    def __init__(self) -> None:
+        self._errors: dict[tuple[str, int], ResponderError] = {}
+
+    def __len__(self) -> int:
+        return len(self._errors)
+
+    def respond_each(
+        self, cached: CachingResponder, contexts: Sequence[str], settings: DecodingSettings, seeds: Sequence[int]
+    ) -> tuple[list[str | ResponderError], int]:
+        """Each side's answer or failure, the model asked only for the sides that did not fail before; and how many did."""
+        out: list[str | ResponderError | None] = [
+            self._errors.get((context, int(seed))) for context, seed in zip(contexts, seeds)
+        ]
+        ask = [i for i, item in enumerate(out) if item is None]
+        if ask:
+            answers = cached.respond_each([contexts[i] for i in ask], settings, seeds=[seeds[i] for i in ask])
+            for i, item in zip(ask, answers):
+                out[i] = item
+                if isinstance(item, ResponderError):
+                    self._errors[(contexts[i], int(seeds[i]))] = item
+        return out, len(out) - len(ask)  # type: ignore[return-value]  # every item filled above
 
 
 def default_model() -> Responder:
@@ -254,12 +289,15 @@ def generate(
     progress: ProgressReporter,
     label: str = "responses",
     warn_served: bool = True,
+    failed: FailedBefore | None = None,
 ) -> Generation:
     """Both sides of every pair through ``cached``; complete pairs become the ResponseSet.
 
     The pairs go to the model ``_CHUNK`` pair sides at a time, so that what one call to
     ``respond_each`` holds besides the answers (contexts, seeds, store keys) stays bounded.
     ``warn_served``: log :func:`served_warning` here (False: the caller puts it in its result's warnings).
+    ``failed``: the sides that failed earlier in this run, not asked again (counted in ``n_errors``),
+    and where the sides that fail now go.
     """
     started = time.perf_counter()
     before = (cached.n_cached, cached.n_generated, cached.n_errors, cached.n_unencodable)
@@ -274,6 +312,7 @@ def generate(
     retries_before = (0, 0, 0, 0) if retry_counts is None else retry_counts.as_tuple()
     served_before = (dict(cached.served_models or {}), cached.n_served_unknown)  # and who its server said answered
     answers = _Answers(settings.max_new_tokens)
+    n_failed_before = 0  # sides that failed earlier in the run: not asked again
     try:
         for start in range(0, len(pairs), _CHUNK // 2):
             chunk = pairs[start : start + _CHUNK // 2]
@@ -283,7 +322,14 @@ def generate(
                 contexts += (pair.a, pair.b)
                 seeds += (item_seed(seed, pair.id, "a"), item_seed(seed, pair.id, "b"))
             cut = cached.prompts_cut(contexts, settings)  # counted from the prompts: answers from the store too
-            answers.add(chunk, cached.respond_each(contexts, settings, seeds=seeds), seeds, cut)
+            if failed is None:
+                out = cached.respond_each(contexts, settings, seeds=seeds)
+            else:
+                out, known = failed.respond_each(cached, contexts, settings, seeds)
+                n_failed_before += known
+                if known:
+                    progress.advance(known)
+            answers.add(chunk, out, seeds, cut)
     except ResponderError as exc:
         if cached.max_errors is not None and cached.n_errors > cached.max_errors:
             raise ResponderError(_stopped(exc, cached, before)) from exc
@@ -318,7 +364,7 @@ def generate(
         n_items=n_items,
         n_cached=cached.n_cached - before[0],
         n_generated=cached.n_generated - before[1],
-        n_errors=cached.n_errors - before[2],
+        n_errors=cached.n_errors - before[2] + n_failed_before,
         n_pairs=len(pairs),
         n_pairs_with_errors=answers.n_pairs_with_errors,
         seconds=time.perf_counter() - started,

@@ -6,7 +6,10 @@ The design (:mod:`fairtalk.stats._sequential`):
   (``blake2b(seed, id)``; with ``balance`` each original side is ranked on its own and the two
   interleaved), and look ``k`` audits the first ``n_k`` of that order: a uniform sample that
   the next look extends, so the pairs of a look are exactly those of the look before plus new
-  ones, and the run store answers the old ones (only new pairs reach the model).
+  ones, and the run store answers the old ones (only new pairs reach the model). A pair side
+  that failed at an earlier look is not asked again in the run (:class:`~fairtalk.run._generate.FailedBefore`):
+  it stays a lost answer, counted as a fixed audit counts one, and the store keeps its failure,
+  which a rerun asks for again.
 - **Looks**: ``n_pairs`` pairs first, then steps of ``n_pairs`` (or ``looks`` equal steps) up to
   ``max_pairs``, or to the pairs the corpus has when it has fewer (planned before any answer).
   The information fraction of a look is ``n_k / n_K``.
@@ -17,8 +20,9 @@ The design (:mod:`fairtalk.stats._sequential`):
 - **Equivalence**: the TOST p-value (the larger of the two one-sided p-values) is treated the
   same way under one-sided boundaries: both one-sided tests cross together.
 - **Stopping**: an axis stops once each of its tested primary measures has a verdict
-  (difference detected or equivalent), or at its last look. Stopping early forgoes the α not yet
-  spent, so the levels hold.
+  (difference detected or equivalent), or at its last look. A key answered identically on every
+  pair counts (it waits on the identical-answers bound); a key not tested for too few scored pairs
+  does not. Stopping early forgoes the α not yet spent, so the levels hold.
 
 The finished AxisRun is the last look's, with ``p_adjusted`` and the equivalence test made
 sequential, and ``provenance.audit.sequential`` saying how the looks went.
@@ -39,6 +43,7 @@ import numpy.typing as npt
 from fairtalk.config import AuditConfig, InferenceOptions, PairsOptions, SequentialOptions
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
+from fairtalk.errors import SpecError
 from fairtalk.inference import Scored, check_gold
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, PairColumns, build_pairs
@@ -46,6 +51,7 @@ from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.results import AxisRun, SequentialProvenance
 from fairtalk.run._axis import AxisWork, audit_axis, correct, finish_axes, too_few_pairs
+from fairtalk.run._generate import FailedBefore
 from fairtalk.run._score import audit_score_options
 from fairtalk.stats import Equivalence, boundaries, look_sizes, repeated_p
 from fairtalk.store import CachingResponder
@@ -57,7 +63,25 @@ ALL_DECIDED, BUDGET_SPENT = "all decided", "budget spent"
 _DESIGN = "group-sequential, Lan-DeMets {spending}-type alpha spending"
 _CORRECTION = "{correction} over sequential p-values (group-sequential {correction}, Maurer & Bretz 2013)"
 _NOTE = "group-sequential, look {look} of {planned} ({n:,} pairs): p_adjusted and the equivalence p are over the looks"
+#: Why an undecided key held its axis back to the budget: a key answered identically on every pair, and any other.
+_WHY_IDENTICAL = (
+    "identical on every pair, so there is no difference to test; the identical-answers bound had not shown it "
+    "equivalent within its margin by the last look (more pairs, or a wider margin, decide it)"
+)
+_WHY_UNDECIDED = "no difference detected, and equivalence within its margin not shown"
 _SPENDING_NAMES = {"obrien-fleming": "O'Brien-Fleming", "pocock": "Pocock"}
+#: ``looks`` that fit between ``n_pairs`` and ``max_pairs`` but not in the fewer pairs the corpus gives (as AuditConfig words it).
+_MSG_LOOKS_CORPUS = (
+    "looks={k} (--looks {k}): axis {axis}: {corpus} gives {available:,} pairs, fewer than max_pairs={max:,} (--max-pairs): "
+    "from n_pairs={n:,} (--pairs) to its {available:,} pairs the looks after the first add at most {room:,} pairs, at "
+    "least one each, so at most {most} looks fit; give looks={most} (--looks {most}) or fewer (or a smaller n_pairs, or "
+    "a corpus with more pairs)"
+)
+_MSG_LOOKS_CORPUS_NO_ROOM = (
+    "looks={k} (--looks {k}): axis {axis}: {corpus} gives {available:,} pairs, no more than the first look's "
+    "n_pairs={n:,} (--pairs), so no look after the first can add a pair; leave looks (--looks) out (one fixed-sample "
+    "look of {available:,} pairs) or give a smaller n_pairs (or a corpus with more pairs)"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,9 +244,10 @@ def run_sequential(
         available = len(pool.ranked)
         if available < 2:
             raise too_few_pairs(lexicon.axis, pairing, available, pool.coverage)
-        axes.append(_Axis(lexicon, pool, look_sizes(min(sequential.n_pairs, available), available, sequential.looks)))
+        axes.append(_Axis(lexicon, pool, _planned_looks(lexicon.axis, sequential, pairing.corpus, available)))
     if inference.score.gold:  # the pairs every look may take: a gold file must label some, before any answer
         check_gold(inference.score.gold, pair_ids=(i for axis in axes for i in axis.pool.ranked.pair_ids()))
+    failed = FailedBefore()  # a pair side that fails at one look stays a lost answer of the run: never asked again
     look = 0
     while any(axis.stopped is None for axis in axes):
         for axis in axes:
@@ -240,6 +265,7 @@ def run_sequential(
                         given=(pairs, coverage),
                         run_id=run_id,
                         extra_manifest=extra_manifest,
+                        failed=failed,
                     )
                 )
         _decide(axes, sequential, inference, look)
@@ -247,6 +273,32 @@ def run_sequential(
     works = [_final_work(axis, sequential) for axis in axes]
     pvalues = [[axis.sequential(row.tested.name) for row in work.scored.rows] for axis, work in zip(axes, works)]
     return finish_axes(works, inference, pvalues)
+
+
+def _planned_looks(axis: str, sequential: SequentialOptions, corpus: str, available: int) -> tuple[int, ...]:
+    """The pairs at each look of an axis whose corpus gives ``available`` pairs: the budget is the fewer of those and ``max_pairs``.
+
+    ``looks`` that the budget so capped cannot hold (each look after the first adds a pair at the
+    least) are refused, as AuditConfig refuses them against ``max_pairs``: never fewer looks than asked, silently.
+    """
+    assert sequential.max_pairs is not None and sequential.n_pairs is not None  # AuditConfig checks both
+    first, k = min(sequential.n_pairs, available), sequential.looks
+    if k is not None and k - 1 > available - first:
+        room = available - sequential.n_pairs
+        message = _MSG_LOOKS_CORPUS if room > 0 else _MSG_LOOKS_CORPUS_NO_ROOM
+        raise SpecError(
+            message.format(
+                k=k,
+                axis=axis,
+                corpus=corpus,
+                available=available,
+                max=sequential.max_pairs,
+                n=sequential.n_pairs,
+                room=room,
+                most=room + 1,
+            )
+        )
+    return look_sizes(first, available, k)
 
 
 def _decide(axes: Sequence[_Axis], sequential: SequentialOptions, inference: InferenceOptions, look: int) -> None:
@@ -333,11 +385,12 @@ def _record(axis: _Axis, sequential: SequentialOptions) -> SequentialProvenance:
     alpha, spending = sequential.alpha, sequential.spending
     two_sided = boundaries(axis.fractions, alpha=alpha, spending=spending)
     one_sided = boundaries(axis.fractions, alpha=alpha, spending=spending, sides=1)
-    primary = [
-        row.tested.name
+    primary = {
+        row.tested.name: row.varies
         for row in axis.works[-1].scored.rows
         if row.tested.name in axis.works[-1].scored.primary and row.tested.not_tested is None
-    ]
+    }
+    undecided = tuple(name for name in primary if name not in axis.decided_at)
     return SequentialProvenance(
         design=_DESIGN.format(spending=_SPENDING_NAMES[spending]),
         spending=spending,
@@ -353,5 +406,6 @@ def _record(axis: _Axis, sequential: SequentialOptions) -> SequentialProvenance:
         nominal_alpha_equivalence=one_sided.nominal[n_looks - 1],
         stopped=axis.stopped,
         decided_at=dict(axis.decided_at),
-        undecided=tuple(name for name in primary if name not in axis.decided_at),
+        undecided=undecided,
+        undecided_why={name: _WHY_UNDECIDED if primary[name] else _WHY_IDENTICAL for name in undecided},
     )

@@ -47,7 +47,7 @@ from fairtalk.pairs import PairColumn, read_pairs
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
-from fairtalk.run._generate import Generation, cached_model, generate
+from fairtalk.run._generate import FailedBefore, Generation, cached_model, generate
 from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder
 
@@ -224,23 +224,29 @@ def against_baseline(
     clusters: bool,
     progress: ProgressReporter,
     label: str = "baseline answers",
+    failed: FailedBefore | None = None,
 ) -> SimilarityResult:
-    """The baseline (or, under greedy decoding, the determinism check) through ``cached``, and the test against it."""
+    """The baseline (or, under greedy decoding, the determinism check) through ``cached``, and the test against it.
+
+    ``failed``: the baseline answers that failed earlier in the run, not asked again (:func:`generate`'s).
+    """
     placebo = PairColumn.of(pairs).placebo()  # replace(pair, b=pair.a, swaps=()), held as columns
     base_seed = seed + BASELINE_SEED_OFFSET
     warnings: list[str] = []
     zero = False
     if settings.do_sample:
-        baseline = generate(cached, placebo, settings, seed=base_seed, progress=progress, label=label)
+        baseline = generate(cached, placebo, settings, seed=base_seed, progress=progress, label=label, failed=failed)
     else:
         sample = placebo.take(_check_sample(len(placebo), seed))
-        baseline = generate(cached, sample, settings, seed=base_seed, progress=progress, label=f"{label} (determinism check)")
+        baseline = generate(
+            cached, sample, settings, seed=base_seed, progress=progress, label=f"{label} (determinism check)", failed=failed
+        )
         check = _determinism(counterfactual, baseline)
         zero = bool(check["deterministic"])
         if not zero:
             warnings.append(_MSG_NOT_DETERMINISTIC.format(**check) if check["n_contexts"] else _MSG_UNCHECKED)
             # every pair's baseline; the check's answers come from the store
-            baseline = generate(cached, placebo, settings, seed=base_seed, progress=progress, label=label)
+            baseline = generate(cached, placebo, settings, seed=base_seed, progress=progress, label=label, failed=failed)
     if settings.do_sample:
         check = _sampling_check(baseline)
         if check["ignored"]:
