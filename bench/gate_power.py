@@ -25,7 +25,10 @@ The fair models (the pilot's per-pair scores are not in results.json):
   (its ends, two between, the pilot's own, and ``--few-shares``), at plan's size and at the size
   planned at the pilot's share alone. Each pair differs by ±1 (either way) with that chance, the
   rest alike; each audit's dialogues are a uniform sample of the corpus' (as for rates), and its
-  scores span ``margin / 2%`` so that the identical-answers bound needs the 149 units plan assumes.
+  scores span ``margin / identical_share``, the pilot's own range (``margin / 2%`` where its results.json does
+  not record ``identical_share``), so that the identical-answers bound needs the units plan counts; with
+  ``--few-range R`` they span ``R`` instead (an audit larger than its pilot may see a wider range), and
+  "exact" counts the units that range needs.
   Each audit is decided by ``_equivalence`` (the cluster t TOST, or with no pair differing the
   identical-answers bound); "exact" is ``fairtalk.stats.power_few_differing`` at that share.
 
@@ -52,7 +55,8 @@ The fair models (the pilot's per-pair scores are not in results.json):
   audits estimates the same power as the pass share, with a fraction of its variance.
 
 Run: ``.venv/bin/python bench/gate_power.py [--results FILE] [--runs 1000] [--keys k1,k2]
-[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...] [--conditional] [--few-shares 0.002,...]``.
+[--responses DIR/gender/responses.jsonl] [--corpus-sizes 25,50,...] [--conditional] [--few-shares 0.002,...]
+[--few-range 7]``.
 """
 
 from __future__ import annotations
@@ -72,7 +76,13 @@ from fairtalk.cli._plan import _few_differing_plan, _FewFound, _gate_need, _gate
 from fairtalk.inference import corpus_rows
 from fairtalk.inference._measure_tests import MAX_PERMUTATIONS, Inference, _equivalence, corpus_margin
 from fairtalk.run._score import _index
-from fairtalk.stats import IDENTICAL_SHARE, pairs_for_equivalence, power_few_differing
+from fairtalk.stats import (
+    IDENTICAL_SHARE,
+    identical_units_needed,
+    pairs_for_equivalence,
+    pairs_spanning,
+    power_few_differing,
+)
 
 ALPHA, POWER = 0.05, 0.8
 #: Below this sd of A - B a count is simulated as a sparse ±1 count, above it as normal.
@@ -152,12 +162,21 @@ def _few_plan(row: _GateRow) -> _FewFound | None:
         return None
 
 
-def _few_pass(row: _GateRow, n: int, share: float, runs: int, rng: np.random.Generator) -> float:
-    """Share of fair audits of ``n`` pairs, each differing by ±1 with chance ``share``, that the audit's count rule passes."""
+def _few_range(row: _GateRow, given: float | None) -> float:
+    """The range of a simulated audit's scores: ``given``, else the pilot's (margin / its share; the default's 2%)."""
+    own = row.identical_share if row.identical_recorded else None
+    return given if given is not None else float(row.margin or 0.0) / (own or IDENTICAL_SHARE)
+
+
+def _few_pass(row: _GateRow, n: int, share: float, runs: int, rng: np.random.Generator, spread: float) -> float:
+    """Share of fair audits of ``n`` pairs, each differing by ±1 with chance ``share``, that the audit's count rule passes.
+
+    The scores span ``spread``, which sets the units the identical-answers bound needs.
+    """
     assert row.margin is not None
     margin = float(row.margin)
     base = np.zeros(n)
-    base[0] = margin / IDENTICAL_SHARE  # the scores' range: the identical-answers bound needs the units plan assumes
+    base[0] = spread
     passed = 0
     for _ in range(runs):
         clusters = _sampled_clusters(n, row.cluster_sizes, rng) if row.cluster_sizes else _clusters(n, row.pairs_per_unit)
@@ -170,13 +189,18 @@ def _few_pass(row: _GateRow, n: int, share: float, runs: int, rng: np.random.Gen
 def _few_table(row: _GateRow, found: _FewFound, args: argparse.Namespace, rng: np.random.Generator) -> None:
     """A few-differing count key: fair audits at shares across the interval, at plan's size and at the share's alone."""
     plan, identical_pairs, units = found.plan, found.identical_pairs, found.units
+    spread = _few_range(row, args.few_range)
+    if args.few_range is not None:  # the units that range needs, and the pairs that span them
+        units = identical_units_needed(alpha=ALPHA, margin=float(row.margin or 0.0), max_difference=spread)
+        identical_pairs = pairs_spanning(units, power=POWER, pairs_per_unit=row.pairs_per_unit, cluster_sizes=row.cluster_sizes)
     between = np.geomspace(plan.low, plan.high, 4)[1:3]
     extra = [float(x) for x in args.few_shares.split(",")] if args.few_shares else []
     shares = sorted({plan.low, *map(float, between), plan.share, plan.high, *extra})
     sizes = [("plan's", plan.pairs)] + ([("at the share alone", plan.at_share)] if plan.at_share is not None else [])
     print(
         f"\n{row.key}: few differing pairs, {plan.share:.3%} of the pilot's {row.pilot_pairs:,} pairs; its "
-        f"{plan.confidence:.0%} interval {plan.low:.4%} to {plan.high:.3%}; {args.runs} fair audits per cell"
+        f"{plan.confidence:.0%} interval {plan.low:.4%} to {plan.high:.3%}; the audits' scores span {spread:.3g}, so "
+        f"the identical-answers bound needs {units:,} units; {args.runs} fair audits per cell"
     )
     print("| share | " + " | ".join(f"{name} {n:,}: passed | s.e. | exact" for name, n in sizes) + " | seconds |")
     print("|---|" + "---|---|---|" * len(sizes) + "---|")
@@ -184,7 +208,7 @@ def _few_table(row: _GateRow, found: _FewFound, args: argparse.Namespace, rng: n
         start = time.process_time()
         cells = []
         for _, n in sizes:
-            passed = _few_pass(row, n, share, args.runs, rng)
+            passed = _few_pass(row, n, share, args.runs, rng, spread)
             exact = power_few_differing(
                 n,
                 share,
@@ -364,6 +388,9 @@ def main() -> None:
     )
     parser.add_argument(
         "--few-shares", default=None, help="counts with few differing pairs: more differing shares to simulate (fractions)"
+    )
+    parser.add_argument(
+        "--few-range", type=float, default=None, help="counts with few differing pairs: the audits' scores span this range"
     )
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)

@@ -512,8 +512,11 @@ def test_plan_says_a_rate_effect_and_mde_in_pp_as_the_audit_does(tmp_path) -> No
     assert "(0.01 = 1 pp of a rate)" in " ".join(runner.invoke(app, ["plan", "--help"]).output.split())
 
 
-def _few_differing_pilot(tmp_path) -> str:  # noqa: ANN001
-    """A 200-pair pilot like builtin:echo's: one pair of 200 differs in family_words (by 1), the rest alike."""
+def _few_differing_pilot(tmp_path, identical_share: float | None = None) -> str:  # noqa: ANN001
+    """A 200-pair pilot like builtin:echo's: one pair of 200 differs in family_words (by 1), the rest alike.
+
+    ``identical_share``: the share its results.json records that the identical-answers rule bounds the key below
+    (its margin over the range of its scores); None: none recorded, as in a file written before it was."""
     from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
 
     row = {
@@ -527,6 +530,8 @@ def _few_differing_pilot(tmp_path) -> str:  # noqa: ANN001
         "verdict": "equivalent",
         "primary": True,
     }
+    if identical_share is not None:
+        row["identical_share"] = identical_share
     data = {
         "n_pairs": 200,
         "n_clusters": 94,
@@ -599,6 +604,57 @@ def test_plan_gate_plans_few_differing_pairs_for_every_share_in_the_pilots_inter
     assert "the identical-answers bound is planned at its default share, 2% of dialogues (149)" in text
     assert "were the bound never to pass, the TOST alone would need 13,123 pairs for every share in the interval" in text
     assert f"the gate needs at least {n:,} pairs" in text
+
+
+@pytest.mark.parametrize(("spread", "units"), [(3.5, 182), (7.0, 365)])
+def test_plan_gate_plans_a_few_differing_count_with_the_units_its_own_scores_need(tmp_path, spread, units) -> None:  # noqa: ANN001
+    """Review finding (issue 39): plan assumed the identical-answers bound passes a few-differing count from the default
+    2%'s 149 dialogues (569 pairs for echo's family_words), but the audit bounds a count below margin / (the range of
+    its scores): echo's spanned 5-7 words in audits of the full axis, so the bound needed 233-317 dialogues, and 3 of
+    8 audits at 569 pairs, holding no differing pair, failed. A pilot's results.json now records that share
+    (identical_share), and plan sizes the key with the units it gives (its power computed with them)."""
+    from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES as SIZES
+    from fairtalk.stats import differing_share_interval, identical_units_needed, pairs_spanning, power_few_differing
+
+    share = 0.05723 / spread
+    assert identical_units_needed(alpha=0.05, margin=share, max_difference=1.0) == units
+    result = runner.invoke(app, ["plan", "--gate", "--results", _few_differing_pilot(tmp_path, share)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    n = _gate_pairs(result.output)["family_words"]
+    low, high = differing_share_interval(0.005, 200, design_effect=1.01)
+
+    def power(m: int, at: float) -> float:
+        spanning = pairs_spanning(units, power=0.8, cluster_sizes=SIZES)
+        return power_few_differing(
+            m, at, 0.05723, design_effect=1.01, identical_pairs=spanning, identical_units=units, cluster_sizes=SIZES
+        )[0]
+
+    assert power(n, low) >= 0.8 and power(n, high) >= 0.8, n
+    assert power(569, low) < 0.5  # the default's plan: most samples hold no differing pair and span too few dialogues
+    assert n > 569
+    assert f"the identical-answers bound needs {units:,} dialogues on this key" in text
+    assert f"the margin over the range of its scores, {100 * share:.3f}%, the pilot's scores spanning {spread:g}" in text
+    assert "planned at its default share" not in text
+    if units > 206:  # more dialogues than the built-in axis holds: no sample of it passes by the bound, and plan says so
+        assert "more than the corpus' 206 dialogues hold, so no sample of it passes this way" in text
+        assert n > 1470 and "were the corpus larger in the same proportions" in text
+        assert f"the gate needs at least {n:,} pairs" in text and "more than the 1,470 pairs (206 dialogues)" in text
+    else:
+        assert n <= 1470 and "within the 1,470 pairs (206 dialogues)" in text
+
+
+def test_plan_gate_says_when_an_older_pilot_does_not_record_a_counts_own_identical_share(tmp_path) -> None:  # noqa: ANN001
+    """A results.json written before identical_share was recorded: plan assumes the default 2% and says so, and why."""
+    result = runner.invoke(app, ["plan", "--gate", "--results", _few_differing_pilot(tmp_path)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert _gate_pairs(result.output)["family_words"] == 569
+    assert (
+        "the identical-answers bound is planned at its default share, 2% of dialogues (149), since the pilot's "
+        "results.json does not record the key's own (identical_share, written by audits from this version on; rerun "
+        "the pilot to plan it)"
+    ) in text
 
 
 def test_plan_gate_says_on_its_line_when_identical_answers_need_more_dialogues_than_the_corpus(tmp_path) -> None:  # noqa: ANN001

@@ -23,7 +23,9 @@ from fairtalk.cli import app
 from fairtalk.cli._plan import BUILTIN_GENDER_DIALOGUE_SIZES
 from fairtalk.stats import (
     differing_share_interval,
+    identical_units_needed,
     pairs_for_few_differing,
+    pairs_spanning,
     plan_few_differing,
     power_few_differing,
     tost_mean,
@@ -170,7 +172,8 @@ def test_a_key_whose_differing_pairs_are_not_few_is_left_to_the_normal_formula()
 
 def test_the_reports_gate_pairs_plan_few_differing_pairs_as_plan_does(tmp_path: Path) -> None:
     """One decision: builtin:echo's 200-pair audit differs in family_words on 1 pair; its report's gate_pairs (323 at the
-    share taken as known) is plan --gate's from its results.json, and reaches the power at both ends of the interval."""
+    share taken as known) is plan --gate's from its results.json, and reaches the power at both ends of the interval,
+    the identical-answers bound counted at the units the key's own scores need (156 dialogues, not the default's 149)."""
     out = tmp_path / "run"
     done = runner.invoke(
         app, ["audit", "--model", "builtin:echo", "--axis", "gender", "--pairs", "200", "--quiet", "-o", str(out)]
@@ -188,6 +191,10 @@ def test_the_reports_gate_pairs_plan_few_differing_pairs_as_plan_does(tmp_path: 
     assert int(found.group(1).replace(",", "")) == row["gate_pairs"]
     low, high = differing_share_interval(share, n_pairs, design_effect=deff)
     sizes = tuple((int(m), int(count)) for m, count in data["corpus_dialogue_sizes"])
+    # the identical-answers bound's units are the key's own: its margin over the range of its scores (3 words here)
+    assert row["identical_share"] == pytest.approx(margin / 3)
+    own = identical_units_needed(alpha=ALPHA, margin=row["identical_share"], max_difference=1.0)
+    assert own == 156 > UNITS
     for end in (low, high):
         power, _ = power_few_differing(
             row["gate_pairs"],
@@ -195,8 +202,8 @@ def test_the_reports_gate_pairs_plan_few_differing_pairs_as_plan_does(tmp_path: 
             margin,
             alpha=ALPHA,
             design_effect=deff,
-            identical_pairs=SPANNING,
-            identical_units=UNITS,
+            identical_pairs=pairs_spanning(own, power=POWER, cluster_sizes=sizes),
+            identical_units=own,
             cluster_sizes=sizes,
         )
         assert power >= POWER, (end, power)

@@ -260,6 +260,7 @@ class _GateRow:
     differing_whose: str = "the bare audit's"  # whose pairs that share is of
     curve: tuple[tuple[int, float, float, float, float], ...] = ()  # a corpus key's ratios on the pilot's answers
     identical_share: float | None = None  # the differing share the identical-answers bound must show below (None: 2%)
+    identical_recorded: bool = False  # that share is the pilot's record of it (identical_share), not inferred from its p
 
 
 def _discordance(sd: float | None, n: int | None, a: Any, b: Any) -> float | None:
@@ -388,7 +389,8 @@ def _gate_rows(path: str | None, alpha: float = _ALPHA) -> tuple[list[_GateRow],
                 )
             )
         else:
-            share = _identical_share(row, margin, n_clusters if clustered else n_pairs)
+            recorded = _recorded_identical_share(row)
+            share = recorded if recorded is not None else _identical_share(row, margin, n_clusters if clustered else n_pairs)
             out.append(
                 _GateRow(
                     key,
@@ -402,6 +404,7 @@ def _gate_rows(path: str | None, alpha: float = _ALPHA) -> tuple[list[_GateRow],
                     sizes,
                     pilot_pairs=n_pairs,
                     identical_share=share,
+                    identical_recorded=recorded is not None,
                 )
             )
     if not out:
@@ -425,6 +428,18 @@ def _pairs_asked(data: Mapping[str, Any], n_pairs: int) -> int:
     except (TypeError, ValueError):  # a hand-edited summary: the pairs scored
         return n_pairs
     return max(n_pairs, losses.n_asked) if losses is not None else n_pairs
+
+
+def _recorded_identical_share(row: Mapping[str, Any]) -> float | None:
+    """The differing share a pilot recorded that the identical-answers rule bounds a count key below (None: not recorded).
+
+    ``identical_share`` in results.json: the key's margin over the range of its scores in the pilot (absent in files
+    written before it was recorded, null where no margin applied). A share of 0 bounds nothing: not used.
+    """
+    share = row.get("identical_share")
+    if not isinstance(share, int | float) or isinstance(share, bool) or not 0 < share <= 1:
+        return None
+    return float(share)
 
 
 def _identical_share(row: Mapping[str, Any], margin: Any, n_units: Any) -> float | None:
@@ -883,15 +898,18 @@ class _FewFound:
     identical_pairs: int
     units: int
     without_bound: int | None  # the pairs the TOST alone needs over the interval (None: no size up to a million)
+    share: float | None = None  # the key's own share the bound must show below (None: not recorded, the default 2%)
 
 
 def _few_differing_plan(row: _GateRow, normal: int, alpha: float, power: float) -> _FewFound | None:
     """A count key's :func:`fairtalk.stats.plan_few_differing`, with the identical-answers bound's pairs and units.
 
     None where its differing pairs are not few at ``normal`` (the normal formula's pairs). ValueError where no size
-    reaches the power, or the pilot's pairs, which its share's interval needs, are not known. The bound is planned
-    at its default share (2%); the pilot's results keep no range of the scores to scale it by, so the pairs the TOST
-    alone needs, were the bound never to pass, come with it.
+    reaches the power, or the pilot's pairs, which its share's interval needs, are not known. The bound needs the
+    units of the key's own share, its margin over the range of its scores, where the pilot recorded it
+    (``identical_share``); else (an older results.json, or the built-in spreads) of the default share, 2%, which
+    undercounts them for scores that span more than margin / 2%. The pairs the TOST alone needs, were the bound
+    never to pass, come with it.
     """
     from dataclasses import replace
 
@@ -902,9 +920,10 @@ def _few_differing_plan(row: _GateRow, normal: int, alpha: float, power: float) 
         return None
     if not row.pilot_pairs:
         raise ValueError(_MSG_FEW_NO_PILOT.format(share=share))
-    ident, _ = _identical_need(replace(row, identical_share=None), alpha, power)  # the default share: no range to scale by
+    own = row.identical_share if row.identical_recorded else None  # else the default share: no range to scale by
+    ident, _ = _identical_need(replace(row, identical_share=own), alpha, power)
     identical_pairs = ident if ident is not None else _NO_BOUND
-    units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
+    units = identical_units_needed(alpha=alpha, margin=own or IDENTICAL_SHARE, max_difference=1.0)
 
     def planned(identical: int, sizes: tuple[tuple[int, int], ...]) -> FewDifferingPlan | None:
         assert row.pilot_pairs is not None and row.margin is not None
@@ -929,7 +948,7 @@ def _few_differing_plan(row: _GateRow, normal: int, alpha: float, power: float) 
         without = alone.pairs if alone is not None else None
     except ValueError:  # beyond a million pairs
         without = None
-    return _FewFound(plan, identical_pairs, units, without)
+    return _FewFound(plan, identical_pairs, units, without, own)
 
 
 def _few_share_text(share: float) -> str:
@@ -977,13 +996,34 @@ def _few_differing_text(row: _GateRow, found: _FewFound, normal: int) -> list[st
         f"    at the pilot's share alone, taken as known, the plan would be {at_share}; the normal formula's {normal:,} "
         f"pairs would hold {normal * share:.2g} differing"
     )
-    tost = f"{found.without_bound:,} pairs" if found.without_bound is not None else "more than a million pairs"
-    lines.append(
-        f"    the identical-answers bound is planned at its default share, 2% of {'dialogues' if row.cluster_sizes or row.pairs_per_unit > 1 else 'pairs'} "
-        f"({units:,}); a count whose scores span more than its margin / 2% needs more (the pilot's results do not say "
-        f"its range), and were the bound never to pass, the TOST alone would need {tost} for every share in the interval"
-    )
+    lines.append(_few_bound_text(row, found))
     return lines
+
+
+def _few_bound_text(row: _GateRow, found: _FewFound) -> str:
+    """The line on the identical-answers bound's units: the key's own (its margin over its scores' range), or the default's."""
+    units, share = found.units, found.share
+    unit = "dialogues" if row.cluster_sizes or row.pairs_per_unit > 1 else "pairs"
+    tost = f"{found.without_bound:,} pairs" if found.without_bound is not None else "more than a million pairs"
+    never = f"were the bound never to pass, the TOST alone would need {tost} for every share in the interval"
+    if share is None:
+        return (
+            f"    the identical-answers bound is planned at its default share, 2% of {unit} ({units:,}), since the "
+            "pilot's results.json does not record the key's own (identical_share, written by audits from this version "
+            f"on; rerun the pilot to plan it): a count whose scores span more than its margin / 2% needs more, and {never}"
+        )
+    spread = f", the pilot's scores spanning {float(row.margin or 0.0) / share:.3g}" if share < 1 else ""
+    dialogues = sum(count for _, count in row.cluster_sizes)
+    beyond = (
+        f", more than the corpus' {dialogues:,} dialogues hold, so no sample of it passes this way"
+        if row.cluster_sizes and units > dialogues
+        else ""
+    )
+    return (
+        f"    the identical-answers bound needs {units:,} {unit} on this key{beyond}: it shows the share of {unit} that "
+        f"could differ below the margin over the range of its scores, {share:.3%}{spread}; an audit of "
+        f"{found.plan.pairs:,} pairs may see a wider range and need more (plan again from its results.json); {never}"
+    )
 
 
 def _identical_need(row: _GateRow, alpha: float, power: float, corpus: bool = False) -> tuple[int | None, str]:

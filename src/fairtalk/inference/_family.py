@@ -167,9 +167,10 @@ def _few_differing_pairs(
 
     The share of pairs that differ is the run's mean square difference (each differing pair taken to differ by 1),
     from few of its pairs: the size reaches the power at every share in that share's 95% Clopper-Pearson interval
-    (clustered by the key's design effect). A sample with none passes only by the identical-answers bound at its
-    default share, where it spans the bound's units. None where the pairs that differ are not few, or no audit
-    reaches the power.
+    (clustered by the key's design effect). A sample with none passes only by the identical-answers bound, where it
+    spans the units the bound needs on this key (its margin over the range of its scores, ``row.identical_share``:
+    a count whose scores span 7 words at margin ±0.057 needs 365 dialogues, not the default share's 149). None where
+    the pairs that differ are not few, or no audit reaches the power.
     """
     key = row.tested
     sd, margin = key.sd_difference, row.equivalence.margin
@@ -177,7 +178,7 @@ def _few_differing_pairs(
     share = min(1.0, sd**2 * (n_pairs - 1) / n_pairs + (key.a - key.b) ** 2)  # the mean square difference, as plan's
     if not 0 < share < 1 or normal * share >= FEW_DIFFERING:
         return None
-    units = identical_units_needed(alpha=alpha, margin=IDENTICAL_SHARE, max_difference=1.0)
+    units = identical_units_needed(alpha=alpha, margin=row.identical_share or IDENTICAL_SHARE, max_difference=1.0)
     per_unit = n_pairs / key.n_clusters if key.n_clusters else 1.0
     sizes = dialogue_sizes if key.n_clusters else ()
     try:
@@ -237,6 +238,7 @@ def finalize(
                 equivalence_test=equivalence.method,
                 equivalence_interval=equivalence.interval,
                 equivalence_bound=equivalence.bound,
+                identical_share=row.identical_share,
                 verdict=Verdict(verdict(p_adjusted, scored.alpha, equivalence)),
                 mde=power_row(row, alpha_per_test if i in family else scored.alpha, scored.power),
                 primary=row.tested.name in scored.primary,

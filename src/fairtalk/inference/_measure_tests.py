@@ -31,6 +31,7 @@ from fairtalk.stats import (
     design_effect,
     difference_interval,
     hodges_lehmann,
+    identical_share,
     mde,
     minimum_detectable_effect,
     paired_test,
@@ -140,7 +141,9 @@ class KeyTest:
     The rest is working data: ``equivalence`` the TOST (the result's equivalence fields);
     ``mde_se_interval`` the interval the minimum detectable effect is read from; ``varies``
     whether any pair differs (the family leaves a key that does not out); ``power_basis`` what
-    the key's test uses, for its minimum detectable effect (None: read it off ``mde_se_interval``).
+    the key's test uses, for its minimum detectable effect (None: read it off ``mde_se_interval``);
+    ``identical_share`` the share of units that could differ below which the identical-answers rule
+    bounds a count key at its margin (:func:`_identical_share`; None for other kinds or without a margin).
     """
 
     tested: TestedKey
@@ -148,6 +151,7 @@ class KeyTest:
     mde_se_interval: tuple[float | None, float | None]
     varies: bool
     power_basis: PowerBasis | None = None
+    identical_share: float | None = None
 
     def with_notes(self, *notes: str) -> KeyTest:
         """The same key with ``notes`` after those its record has."""
@@ -169,8 +173,7 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
         )
     if not np.any(a != b):  # identical on every pair: no spread to test, so bound how often the answers could differ
         n_units = opts.n_clusters or a.size
-        scores = np.concatenate([a, b])
-        spread = 1.0 if kind == "rate" else float(scores.max() - scores.min())
+        spread = _score_range(kind, a, b)
         return share_equivalence(
             n_units,
             alpha=opts.alpha,
@@ -183,6 +186,27 @@ def _equivalence(name: str, kind: str, a: np.ndarray, b: np.ndarray, opts: Infer
     if margin is None:
         return Equivalence(None, None, None, "TOST", _NOTE_NO_MARGIN.format(name=name))
     return tost_mean(units(a - b, opts.clusters), margin=margin, alpha=opts.alpha)
+
+
+def _score_range(kind: str, a: np.ndarray, b: np.ndarray) -> float:
+    """The most one pair can move the key's mean: 1 for a rate, else the range of its scores over both sides (0: none)."""
+    if kind == "rate":
+        return 1.0
+    scores = np.concatenate([a, b])
+    return float(scores.max() - scores.min()) if scores.size else 0.0
+
+
+def _identical_share(kind: str, margin: float | None, a: np.ndarray, b: np.ndarray) -> float | None:
+    """A count key's share that the identical-answers rule bounds it below, at ``margin`` and the range of its scores.
+
+    What ``share_equivalence`` is given were no pair to differ (:func:`fairtalk.stats.identical_share`), so that a
+    planner knows the units the rule needs on this key. None for a rate or corpus key (a rate's rule is its own),
+    and where no margin applies (none, or scores that do not vary: the rule's default share, unscaled).
+    """
+    spread = _score_range(kind, a, b)
+    if kind != "count" or margin is None or not margin > 0 or not spread > 0:
+        return None
+    return identical_share(margin, spread)
 
 
 def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray, opts: Inference) -> KeyTest:
@@ -238,6 +262,7 @@ def compare(name: str, measure: Measure | KeyMeta, a: np.ndarray, b: np.ndarray,
         mde_se_interval=interval.bounds,
         varies=bool(np.any(d != 0)),
         power_basis=_power_basis(kind, method, d, opts),
+        identical_share=_identical_share(kind, equivalence.margin, a, b),
     )
 
 

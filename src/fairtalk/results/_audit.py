@@ -181,6 +181,12 @@ class MeasureResult(Codec):
     - ``no_variation``: every pair scores the same on both sides, so the family left the key out
       (:data:`NOTE_NO_VARIATION` ends its ``notes``; a ``tested`` whose notes end with it is read
       as such, as ``from_dict()`` reads it back).
+    - ``identical_share``: for a count key with a margin, the share of units (pairs, or dialogues
+      where the audit clusters) that could differ below which the exact identical-answers rule
+      bounds it (``fairtalk.stats.identical_share``): its margin over the range of its scores in
+      this run, so that identical answers pass from ``identical_units_needed`` of it units; None
+      for a rate or corpus key, where no margin applies, and in files written before it was
+      recorded (``fairtalk plan --gate --results`` then assumes the rule's default, 2%).
     - ``gate_pairs``: the pairs the equivalence gate (TOST at the result's α, this margin, the
       power of ``mde``) needs to pass a fair model, from this run's spread (None without one).
     - ``ppi``: the gap corrected by human labels (``score(gold=...)``): the prediction-powered
@@ -206,6 +212,7 @@ class MeasureResult(Codec):
     equivalence_test: str = ""
     equivalence_interval: tuple[float, float] | None = None
     equivalence_bound: float | None = None
+    identical_share: float | None = None
     verdict: Verdict = Verdict.INCONCLUSIVE
     mde: float | None = None
     primary: bool = True
@@ -240,6 +247,7 @@ class MeasureResult(Codec):
         "equivalence_test",
         "equivalence_interval",
         "equivalence_bound",
+        "identical_share",
         "mde",
         "gate_pairs",
         "tested.n_clusters",

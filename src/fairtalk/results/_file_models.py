@@ -44,6 +44,14 @@ Version = Annotated[
 ]
 
 
+#: A measure's ``identical_share``, as the schema describes it.
+_IDENTICAL_SHARE = (
+    "a count key's share of units (pairs, or dialogues where the audit clusters) that could differ below which the "
+    "identical-answers rule bounds it: its margin over the range of its scores (capped at 1); null for other kinds, "
+    "without a margin, and in files written before it was recorded"
+)
+
+
 class _Open(BaseModel):
     """A JSON object whose other keys are allowed."""
 
@@ -117,6 +125,7 @@ class Measure(_Open):
     equivalence_test: str = ""
     equivalence_interval: Interval | None = None
     equivalence_bound: Probability | None = None
+    identical_share: Probability | None = Field(default=None, description=_IDENTICAL_SHARE)
     mde: NonNegative | None = None
     gate_pairs: Count | None = None
     n_clusters: Count | None = None
@@ -423,6 +432,7 @@ class PlannedMeasure(_Open):
     sd_difference: NonNegative | None = None
     ci95: Interval | None = None
     equivalence_margin: NonNegative | None = None
+    identical_share: Probability | None = Field(default=None, description=_IDENTICAL_SHARE)
     design_effect: NonNegative | None = None
     mde: NonNegative | None = None
     ppi: PPI | None = None

@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fairtalk.stats._equivalence import FEW_DISCORDANT_UNITS, direction_passing_count
+from fairtalk.stats._equivalence import FEW_DISCORDANT_UNITS, _allowed_share, direction_passing_count
 from fairtalk.stats._intervals import newcombe_from_counts
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "pairs_for_few_differing",
     "plan_few_differing",
     "differing_share_interval",
+    "identical_share",
     "FewDifferingPlan",
     "SHARE_CONFIDENCE",
     "FEW_DIFFERING",
@@ -293,6 +294,22 @@ def differing_share_interval(
     low = float(beta.ppf(tail, differing, size - differing + 1)) if differing > 0 else 0.0
     high = float(beta.ppf(1 - tail, differing + 1, size - differing)) if differing < size else 1.0
     return low, high
+
+
+def identical_share(margin: float | None, max_difference: float | None) -> float:
+    """The share of units that could differ below which the identical-answers rule bounds a key (``share_equivalence``'s).
+
+    ``margin / max_difference`` (capped at 1) where both are given, ``max_difference`` a count's range of scores
+    (what one pair can move its mean by at most), else :data:`~fairtalk.stats.IDENTICAL_SHARE`. The rule passes
+    identical answers from :func:`~fairtalk.stats.identical_units_needed` of it units (``max_difference`` 1): a
+    count whose scores span 7 words at margin ±0.05723 needs 365, not the default's 149.
+
+    Examples
+    --------
+    >>> round(identical_share(0.05723, 7.0), 5), identical_share(0.05, None)
+    (0.00818, 0.02)
+    """
+    return _allowed_share(margin, max_difference)
 
 
 def _identical_reach(n: int, identical_pairs: int, identical_units: int | None, cluster_sizes: ClusterSizes) -> float:
