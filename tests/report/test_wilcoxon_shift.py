@@ -106,3 +106,34 @@ def test_the_gate_still_decides_on_the_test_and_the_mean_tost(ties: tuple[str, P
     assert m.verdict.value == "difference detected" and m.p_adjusted is not None and m.p_adjusted < 0.001
     assert m.equivalence_test == "TOST (paired t)" and m.equivalence_interval is not None
     assert m.equivalence_interval[0] < -0.3 < m.equivalence_interval[1]  # the mean's interval, not the median shift's
+
+
+def test_the_multiway_cell_and_the_by_turn_row_name_the_median_shift() -> None:
+    from fairtalk.report import render_markdown
+    from fairtalk.report._index import group_cell
+    from fairtalk.results import ByTurnResult, MeasureResult, TestedKey, TurnBucket, TurnGap
+
+    key = TestedKey(
+        "length",
+        "count",
+        4.0,
+        4.6,
+        None,
+        None,
+        None,
+        1e-6,
+        "wilcoxon_approx",
+        (-1.0, -0.5),
+        None,
+        "",
+        ci_method="hodges-lehmann",
+        estimate=-1.0,
+        estimate_name="hodges-lehmann",
+    )
+    # B − A: the median shift +1 beside its interval [+0.5, +1], not the mean gap +0.6
+    m = MeasureResult(key, p_adjusted=1e-6)
+    assert group_cell(m).endswith("(median shift (HL) +1.0000, 95% CI [+0.5000, +1.0000])")
+    gap = TurnGap("length", "count", 4.0, 4.6, -1.0, (-1.0, -0.5), 1e-6, 1e-6, "wilcoxon_approx", "hodges-lehmann")
+    turned = ByTurnResult(("length",), (TurnBucket(1, 100, None, (gap,)),), min_units=10)
+    md = render_markdown(AuditResult("gender", ("male", "female"), 100, (m,), by_turn=turned))
+    assert "| median shift (HL) -1.0000 | [-1.0000, -0.5000] |" in md  # the by-turn row
