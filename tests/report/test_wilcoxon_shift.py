@@ -65,6 +65,8 @@ def test_a_zero_width_hodges_lehmann_interval_is_not_given_and_says_why() -> Non
     assert "70 of 100 differences are 0" in str(interval.note)
     estimate, interval = hodges_lehmann(np.random.default_rng(3).normal(1.0, 1.0, 80), np.zeros(80))
     assert interval.note is None  # no ties, no zeros: nothing to say
+    estimate, interval = hodges_lehmann(np.ones(50), np.ones(50))  # no spread at all: said as the t interval says it
+    assert interval.bounds == (None, None) and str(interval.note).startswith("no variation in the differences")
 
 
 def test_the_console_shows_the_median_shift_not_a_zero_width_interval(ties: tuple[str, Path, str]) -> None:

@@ -775,7 +775,8 @@ def _caption(rows: list[TableRow]) -> str:
     shifted = [row for row in rows if row.shift is not None]
     if shifted:
         lines.append(_SHIFT_NOTE)
-        lines += [f"{_short_label(row.name)}: {note}" for row in shifted for note in row.notes if "Hodges-Lehmann" in note]
+        explained = [row for row in shifted if row.ci95 == _NO_VALUE or row.ci_vs_test]  # no interval, or marked ‡
+        lines += [f"{_short_label(row.name)}: {note}" for row in explained for note in row.notes if "Hodges-Lehmann" in note]
     decided = [f"{_short_label(row.name)}: {row.decided_by}" for row in rows if row.decided_by and row.ci_disagrees]
     if decided:
         lines.append(_DECIDED_NOTE + " · ".join(decided))

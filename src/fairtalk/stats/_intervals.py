@@ -215,6 +215,8 @@ def hodges_lehmann(x_a: _Array, x_b: _Array, *, level: float = 0.95) -> tuple[fl
 
 def _hl_interval(low: float, high: float, values: np.ndarray, counts: np.ndarray) -> Interval:
     """The Hodges-Lehmann interval ``[low, high]``: none where ties give it no width; a note where zeros hold an end at 0."""
+    if values.size == 1:  # every difference the same: no spread, as the t interval says it
+        return Interval(None, None, "hodges-lehmann", NOTE_NO_VARIATION)
     n = int(counts.sum())
     zeros = int(counts[values == 0].sum())
     at_zero = zeros > 0 and (low == 0 or high == 0)
