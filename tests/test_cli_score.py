@@ -422,3 +422,21 @@ def test_a_config_files_bad_margin_key_and_audit_options_are_errors_naming_the_f
     assert done.exit_code == 2, done.output
     assert f"error: {config}: 'n_pairs' is an audit option, not a score option" in done.stderr
     assert not (out / "results.json").exists()
+
+
+def test_the_report_is_titled_score_and_names_the_responses_it_read(biased, tmp_path) -> None:
+    """Review finding: score's pages were titled "fairtalk audit: gender" and nothing named the responses file."""
+    import hashlib
+
+    out = tmp_path / "r"
+    done = _score("--responses", str(biased), "--axis", "gender", "--measures", "length", "-o", str(out))
+    assert done.exit_code == 0, done.output
+    sha = hashlib.sha256(biased.read_bytes()).hexdigest()
+    line = f"scored from {biased} (sha256 {sha[:12]}…)"
+    assert line in " ".join(done.output.split())
+    md = (out / "report.md").read_text(encoding="utf-8")
+    assert md.startswith("# fairtalk score: gender (male vs female)\n")
+    assert line.replace("_", "\\_") in md  # as Markdown escapes it
+    html = (out / "report.html").read_text(encoding="utf-8")
+    assert "<title>fairtalk score: gender (male vs female)</title>" in html and "<h1>fairtalk score: gender" in html
+    assert line in html and "fairtalk audit" not in html

@@ -128,6 +128,25 @@ def test_the_similarity_command_prints_the_verdict_and_writes_json(tmp_path) -> 
     assert bad.exit_code == 2 and "unknown similarity method 'bleu'" in bad.output
 
 
+@pytest.mark.parametrize("columns", ["80", "200"])
+def test_the_similarity_header_says_what_each_method_shows(tmp_path, columns) -> None:  # noqa: ANN001
+    """Review finding: the header said "divergence = 1 - similarity" above length_ratio 2.092 and answered (a share)."""
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    pairs = tmp_path / "pairs.jsonl"
+    fairtalk.write_pairs(_pairs(20), pairs)
+    done = CliRunner().invoke(app, ["similarity", "--pairs", str(pairs), "--model", "builtin:echo"], env={"COLUMNS": columns})
+    assert done.exit_code == 0, done.output
+    said = " ".join(done.output.split())
+    assert "divergence = 1 - similarity" not in said
+    assert (
+        "divergence: 1 − similarity (exact, rouge_l); answered: the share of pairs answered on one side only; "
+        "length_ratio: the mean absolute log ratio of the two answers' lengths"
+    ) in said
+
+
 def test_audit_runs_the_similarity_test_per_axis_and_writes_it(tmp_path) -> None:  # noqa: ANN001
     from typer.testing import CliRunner
 

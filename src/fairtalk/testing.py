@@ -41,7 +41,7 @@ from fairtalk.errors import SpecError
 from fairtalk.gates import GateOutcome, KeyDecision, evaluate
 from fairtalk.lexicons import Lexicon, expand_axis, load_lexicon
 from fairtalk.models import ReplyFunction, Responder, as_responder
-from fairtalk.report import gate_amount, write_model_comparison
+from fairtalk.report import ci_estimate, gate_amount, write_model_comparison
 from fairtalk.results import GapChange, MeasureResult
 from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_IDENTICAL, check_margins
 
@@ -309,15 +309,17 @@ def measure_line(axis: str, m: MeasureResult, verdict: str | None = None) -> str
 
     ``gender/offense_rate: A 0% vs B 48.33%, gap -48.33 pp (95% CI [-60.90 pp, -35.97 pp]), adjusted p ...,
     margin ±2.00 pp, equivalence p ...: difference detected``. The interval is the key's ``ci95``, a
-    95% interval whatever the audit's alpha (as report.md and results.json say). ``verdict``
+    95% interval whatever the audit's alpha (as report.md and results.json say); with Wilcoxon's test
+    it is the median shift's, said beside it (``mean gap -0.3, median shift (HL) -1 (95% CI [-1, -0.5])``). ``verdict``
     replaces the verdict's word at the end (the gate's reason where the labels decided it).
     """
     gap = None if m.a is None or m.b is None else m.a - m.b
     kind = m.kind
-    parts = [
-        f"{axis}/{m.name}: A {_side(m.a, kind)} vs B {_side(m.b, kind)}, gap {_amount(gap, kind)} "
-        f"({_interval(m.ci95, 0.95, kind)})"
-    ]
+    estimate, shift = ci_estimate(m)
+    gap_said = f"gap {_amount(gap, kind)} ({_interval(m.ci95, 0.95, kind)})"
+    if shift is not None:  # Wilcoxon: the interval is the median shift's, said beside it; the mean gap apart
+        gap_said = f"mean gap {_amount(gap, kind)}, {shift} {_amount(estimate, kind)} ({_interval(m.ci95, 0.95, kind)})"
+    parts = [f"{axis}/{m.name}: A {_side(m.a, kind)} vs B {_side(m.b, kind)}, {gap_said}"]
     parts.append(f"adjusted p {_number(m.p_adjusted)} ({m.paired_test or 'no test'})")
     if m.equivalence_margin is not None:
         parts.append(f"margin {_margin(m.equivalence_margin, kind)}, equivalence p {_number(m.p_equivalence)}")

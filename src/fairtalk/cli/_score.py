@@ -163,6 +163,7 @@ def score(
         check_report_folder,
         left_out_note,
         rich_table,
+        source_line,
         write_report,
     )
 
@@ -211,6 +212,8 @@ def score(
         print_json(versioned({**data, "gates": [o.to_dict() for o in outcomes]} if outcomes else data))
     else:
         console.print(rich_table(result))
+    if (read := source_line(result)) is not None:  # the responses read, as the pages name them
+        say(read)
     if (where := scoring_line(result.provenance, asked=on_ray is not None)) is not None:
         say(where)
     if (note := left_out_note(result)) is not None:

@@ -149,10 +149,11 @@ def _similarity_table(result: SimilarityResult, *, width: int) -> RenderableType
     from rich.table import Table
     from rich.text import Text
 
-    from fairtalk.report import similarity_row
+    from fairtalk.report import divergence_meaning, similarity_row
 
-    title = f"{result.axis}: {result.n_pairs:,} pairs · divergence = 1 - similarity"
-    table = Table(title=title)
+    title = f"{result.axis}: {result.n_pairs:,} pairs"
+    meaning = divergence_meaning([row.method for row in result.rows])  # what each method's figures are
+    table = Table(title=title, caption=meaning, caption_justify="left")
     for header in _COLUMNS:
         table.add_column(header, justify="left" if header in ("method", "verdict") else "right")
     rows = [(row, similarity_row(row)) for row in result.rows]
@@ -161,7 +162,7 @@ def _similarity_table(result: SimilarityResult, *, width: int) -> RenderableType
     wide = Console(width=1 << 16)  # measures the table with no cell wrapped or cut; prints nothing
     if Measurement.get(wide, wide.options, table).maximum <= width:
         return table
-    parts = [Text(title, style="bold")]
+    parts = [Text(title, style="bold"), Text(meaning)]
     for row, cells in rows:
         style = "bold" if row.detected() else ""
         parts += [

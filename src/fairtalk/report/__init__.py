@@ -67,6 +67,7 @@ from fairtalk.report._model_comparison import (
     model_comparison_title,
     write_model_comparison,
 )
+from fairtalk.report._origin import source_line
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._planted import PLANTED_FILES, write_planted_report
 from fairtalk.report._prompt_analysis import REPORT_FILES as PROMPTS_REPORT_FILES
@@ -76,8 +77,9 @@ from fairtalk.report._prompt_analysis import (
     render_prompts_html,
     write_prompts_report,
 )
-from fairtalk.report._similarity_table import similarity_basis, similarity_row
+from fairtalk.report._similarity_table import divergence_meaning, similarity_basis, similarity_row
 from fairtalk.report._table import (
+    ci_estimate,
     different_measures,
     family_note,
     gate_amount,
@@ -100,6 +102,7 @@ __all__ = [
     "render_json",
     "junit_xml",
     "plain_summary",
+    "source_line",
     "md_escape",
     "CSV_COLUMNS",
     "MODEL_COMPARISON_FILES",
@@ -113,6 +116,7 @@ __all__ = [
     "model_comparison_title",
     "write_model_comparison",
     "similarity_basis",
+    "divergence_meaning",
     "similarity_row",
     "labelled_lines",
     "comparison_step_summary",
@@ -132,6 +136,7 @@ __all__ = [
     "check_report_folder",
     "check_run_folder",
     "comparison_rich_table",
+    "ci_estimate",
     "different_measures",
     "failed_completions_note",
     "family_note",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fairtalk.report._table import format_p, format_value, measure_label
+from fairtalk.report._table import MEDIAN_SHIFT, format_p, format_value, measure_label
 from fairtalk.results import ByTurnResult, TurnBucket, TurnGap
 
 __all__ = ["ByTurnRow", "by_turn_header", "by_turn_intro", "by_turn_rows"]
@@ -57,6 +57,12 @@ def _value(x: float | None, percent: bool) -> str:
     return format_value(x, percent=percent)
 
 
+def _gap(gap: TurnGap, percent: bool) -> str:
+    """The estimate the row's 95% CI bounds: the gap A − B, or with Wilcoxon the median shift, said so."""
+    shown = _value(gap.estimate, percent)
+    return f"{MEDIAN_SHIFT} {shown}" if gap.ci_method == "hodges-lehmann" else shown
+
+
 def _row(bucket: TurnBucket, gap: TurnGap) -> ByTurnRow:
     percent = _percent(gap)
     low, high = gap.ci95
@@ -69,7 +75,7 @@ def _row(bucket: TurnBucket, gap: TurnGap) -> ByTurnRow:
         measure_label(gap.key),
         _value(gap.a, percent),
         _value(gap.b, percent),
-        _value(gap.estimate, percent),
+        _gap(gap, percent),
         ci,
         format_p(gap.p),
         format_p(gap.p_adjusted),

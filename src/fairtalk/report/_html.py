@@ -19,7 +19,7 @@ from fairtalk.report._decoding import result_decoding, result_header, result_ser
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
-from fairtalk.report._origin import result_corpus
+from fairtalk.report._origin import report_title, result_corpus, source_line
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._plots import bar_chart_png, by_turn_png, png_data_uri
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
@@ -166,6 +166,8 @@ def render_html(
         "served": result_served(result),
         "corpus": result_corpus(result),
         "answers": answers,
+        "source": source_line(result),
+        "title": report_title(result),
         "index": index,
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),

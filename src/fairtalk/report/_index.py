@@ -33,7 +33,7 @@ from fairtalk.report._html import _version
 from fairtalk.report._origin import answers_line, skipped_note, store_for_page
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
-from fairtalk.report._table import different_measures, format_value, is_percent, measure_label
+from fairtalk.report._table import ci_estimate, different_measures, format_value, is_percent, measure_label
 from fairtalk.report._validity import PAIRS_CHECK_FILE
 from fairtalk.results import (
     RESERVED_NAMES,
@@ -231,7 +231,7 @@ def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
 
 
 def group_cell(m: MeasureResult) -> str:
-    """A multi-way table's cell: the group (side B) against the reference (side A), then B − A with its 95% CI.
+    """A multi-way table's cell: the group (side B) against the reference (side A), then B − A with its 95% CI (with Wilcoxon, the median shift).
 
     Values are in the row's units and the difference in the same units (percentage points for a
     % row), so the cell reads in the order of its ``group vs reference`` header.
@@ -261,9 +261,10 @@ def group_cell(m: MeasureResult) -> str:
     ci = "n/a"
     if low is not None and high is not None and math.isfinite(low) and math.isfinite(high):
         ci = f"[{signed(-high)}, {signed(-low)}]{unit}"
+    estimate, shift = ci_estimate(m)  # of A − B: B − A's is its negative (a median shift's too)
     return (
         f"{format_value(m.b, percent=percent)} vs {format_value(m.a, percent=percent)} "
-        f"(difference {signed(m.b - m.a)}{unit}, 95% CI {ci})"
+        f"({shift or 'difference'} {signed(-estimate)}{unit}, 95% CI {ci})"
     )
 
 

@@ -29,7 +29,7 @@ from fairtalk.gates import Gate, GateOutcome, evaluate
 from fairtalk.report._markdown import md_escape, render_markdown
 from fairtalk.report._model_comparison import comparison_rows, gate_lines
 from fairtalk.report._plain_summary import plain_summary
-from fairtalk.report._table import decided_by, format_p, gate_amount, is_percent, measure_label
+from fairtalk.report._table import ci_estimate, decided_by, format_p, gate_amount, is_percent, measure_label
 from fairtalk.results import AuditResult, MeasureResult, ModelComparison, PairLosses
 
 __all__ = [
@@ -58,6 +58,10 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float,
     """
     low, high = m.ci95
     interval = "no interval" if low is None or high is None else f"95% CI [{_amount(low, m)}, {_amount(high, m)}]"
+    estimate, shift = ci_estimate(m)
+    gap = f"gap {_amount(m.a - m.b, m)}, {interval}"
+    if shift is not None:  # Wilcoxon: the interval is the median shift's, said beside it; the mean gap apart
+        gap = f"mean gap {_amount(m.a - m.b, m)}; {shift} {_amount(estimate, m)}, {interval}"
     side = "%" if is_percent(m) else ""
     a, b = (100 * m.a, 100 * m.b) if is_percent(m) else (m.a, m.b)
     test = f" ({m.paired_test})" if m.paired_test else ""
@@ -66,7 +70,7 @@ def _message(axis: str, groups: tuple[str, str], m: MeasureResult, alpha: float,
     verdict = m.verdict.value if not labels else "; ".join(labels) + f"; the scorer: {m.verdict.value}"
     return (
         f"{axis}: {measure_label(m.name)}: {verdict}; {groups[0]} {a:.4g}{side} vs {groups[1]} {b:.4g}{side}, "
-        f"gap {_amount(m.a - m.b, m)}, {interval}, adjusted p {format_p(m.p_adjusted)}{test}"
+        f"{gap}, adjusted p {format_p(m.p_adjusted)}{test}"
         + ("" if m.equivalence_margin is None else f", margin ±{_amount(m.equivalence_margin, m).lstrip('+')}")
         + ("" if m.p_equivalence is None else f"{equivalence}{format_p(m.p_equivalence)}")
         + (f"; equivalence: {decided}" if (decided := decided_by(m, alpha)) else "")

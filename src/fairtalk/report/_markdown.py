@@ -19,7 +19,7 @@ from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
-from fairtalk.report._origin import result_corpus
+from fairtalk.report._origin import report_title, result_corpus, source_line
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import similarity_markdown
 from fairtalk.report._table import (
@@ -83,7 +83,7 @@ def render_markdown(
     header = verdict_second(("Measure", group_a, group_b, *COLUMNS) + (("Masked A vs B",) if has_masked else ()))
     align = ("---", "---") + ("---:",) * (len(header) - 2)
     lines = [
-        f"# fairtalk audit: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
+        f"# {report_title(result)}: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
         "",
         *((f"[← {md_escape(_name(index))}]({index}): every axis of this run", "") if index else ()),
         f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
@@ -93,6 +93,7 @@ def render_markdown(
         *((_flagged(*served), "") if (served := result_served(result)) else ()),
         *((_flagged(*corpus), "") if (corpus := result_corpus(result)) else ()),
         *((f"{md_escape(answers)}.", "") if answers else ()),
+        *((f"{md_escape(source)}.", "") if (source := source_line(result)) else ()),
         *(part for sentence in plain_summary(result, similarity) for part in (md_escape(sentence), "")),
         *((f"**Left out:** {md_escape(note)}.", "") if (note := left_out_note(result)) else ()),
         *(part for warning in result.warnings for part in (f"**Warning:** {md_escape(warning)}.", "")),

@@ -9,7 +9,10 @@
   run's store, named as the page reaches it: :func:`store_for_page`), which ``write_run`` hands to
   the pages: it varies between runs, so ``results.json``, the same for a run and its rerun, does not hold it.
 
-A result scored from responses made elsewhere (``fairtalk score``) has neither line.
+A result scored from responses made elsewhere (``fairtalk score``) has neither line: its pages are
+titled ``fairtalk score`` (:func:`report_title`) and name the responses file it read with the start
+of its sha256, from the result's manifest (``input.sources``): ``scored from resp.jsonl (sha256
+00e66d19253d…)`` (:func:`source_line`).
 """
 
 from __future__ import annotations
@@ -20,12 +23,53 @@ from pathlib import Path
 from fairtalk.records import Coverage
 from fairtalk.results import AuditResult, GenerationSummary
 
-__all__ = ["answers_line", "corpus_line", "coverage_of", "result_corpus", "skipped_note", "store_for_page"]
+__all__ = [
+    "answers_line",
+    "corpus_line",
+    "coverage_of",
+    "report_title",
+    "result_corpus",
+    "skipped_note",
+    "source_line",
+    "store_for_page",
+]
 
 #: The reader's reasons are its own words; a reason that names a part left out (``system messages (left out; ...)``,
 #: ``reply: missing ...``) kept its line without that part, as the console says (``kept N corpus line(s) without a
 #: part``), which this layer cannot tell apart from a skip without the corpus reader's rule, so the note says both.
 _SKIPPED_NOTE = "corpus lines skipped (or, where the reason names a part, kept without it): {items}"
+
+
+#: How many hex digits of a responses file's sha256 a page shows (the whole is in results.json's manifest).
+_SHORT_SHA = 12
+
+
+def report_title(result: AuditResult) -> str:
+    """The command a result's pages are titled by: ``fairtalk score`` for responses scored as given, else ``fairtalk audit``.
+
+    A result records the responses it read (``input``) and, where an audit generated them, the
+    audit (``audit``); one without either (built in Python, or an older file) keeps the audit's title.
+    """
+    provenance = result.provenance
+    return "fairtalk score" if provenance.audit is None and provenance.input is not None else "fairtalk audit"
+
+
+def source_line(result: AuditResult) -> str | None:
+    """The responses files a result was scored from, as given, each with the start of its sha256; None: none recorded.
+
+    Examples
+    --------
+    >>> from fairtalk.results import InputProvenance, Provenance, SourceRecord
+    >>> read = InputProvenance(sources=(SourceRecord("resp.jsonl", "00e66d19253d3d7f0eab139ec4fa1f89"),))
+    >>> source_line(AuditResult("gender", ("male", "female"), 100, (), provenance=Provenance(input=read)))
+    'scored from resp.jsonl (sha256 00e66d19253d…)'
+    """
+    read = result.provenance.input
+    sources = [s for s in (read.sources or ()) if s.path is not None] if read is not None else []
+    if not sources:
+        return None
+    named = [f"{s.path} (sha256 {s.sha256[:_SHORT_SHA]}…)" if s.sha256 else s.path for s in sources]
+    return "scored from " + " and ".join(str(n) for n in named)
 
 
 def coverage_of(result: AuditResult) -> Coverage | None:

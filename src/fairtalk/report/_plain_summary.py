@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 
 from fairtalk.gates import LabelsFindings, labels_findings
-from fairtalk.report._table import different_measures, format_p, measure_label
+from fairtalk.report._table import ci_estimate, different_measures, format_p, measure_label
 from fairtalk.results import AuditResult, MeasureResult, SimilarityResult, SimilarityRow, Verdict
 from fairtalk.stats import IDENTICAL_SHARE
 
@@ -165,6 +165,30 @@ def _graded(row: SimilarityRow, baseline_kind: str) -> str:
     return f"{name} {row.counterfactual:.3f} ({base}adjusted p {format_p(row.p_adjusted)})"
 
 
+def _detected_sentence(m: MeasureResult, groups: tuple[str, str]) -> str:
+    """A difference detected in words: its direction, both sides, the estimate its 95% CI is of with that CI, adjusted p.
+
+    With Wilcoxon's test the interval is the median shift's (Hodges-Lehmann), said as such beside
+    it; the sides stay means, and the direction is not read off them (the test is not about means).
+    """
+    group_a, group_b = groups
+    unit = " pp" if _percent(m) else ""
+    estimate, shift = ci_estimate(m)
+    gap, ends = _gap(m, estimate, m.ci95)
+    role = "" if m.primary else " (a secondary measure, outside the gate)"
+    sides = f"{_value(m, m.a)} ({group_a}) vs {_value(m, m.b)} ({group_b})"
+    p = f"adjusted p {format_p(m.p_adjusted)}"
+    if shift is None:
+        higher = group_a if m.a > m.b else group_b
+        interval = "" if ends is None else f", 95% CI {ends}"
+        return f"{_name(m.name)} is higher for {higher}{role}: {sides}, a difference of {gap}{unit}{interval}, {p}."
+    interval = " (no 95% CI: see the notes)" if ends is None else f", 95% CI {ends}"
+    return (
+        f"{_name(m.name)} differs between {group_a} and {group_b}{role} (Wilcoxon's signed-rank test): {sides} on "
+        f"average, a {shift} of {gap}{unit}{interval}, {p}."
+    )
+
+
 def plain_summary(result: AuditResult, similarity: SimilarityResult | None = None) -> list[str]:
     """The findings of ``result`` (and of the axis' similarity test) as plain sentences, most actionable first."""
     group_a, group_b = result.groups
@@ -172,16 +196,7 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     primary = [m for m in result.measures if m.primary]
     detected = different_measures(result)
     for m in detected:
-        higher = group_a if m.a > m.b else group_b
-        unit = " pp" if _percent(m) else ""
-        gap, ends = _gap(m, m.a - m.b, m.ci95)
-        interval = "" if ends is None else f", 95% CI {ends}"
-        role = "" if m.primary else " (a secondary measure, outside the gate)"
-        sentences.append(
-            f"{_name(m.name)} is higher for {higher}{role}: {_value(m, m.a)} ({group_a}) vs "
-            f"{_value(m, m.b)} ({group_b}), a difference of {gap}{unit}{interval}, "
-            f"adjusted p {format_p(m.p_adjusted)}."
-        )
+        sentences.append(_detected_sentence(m, result.groups))
     labels = labels_findings(result)
     sentences += [f"{_name(str(d.key))}: {d.labels}." for d in labels.differ]
     labelled = any(m.ppi is not None for m in primary)

@@ -13,7 +13,7 @@ import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from fairtalk.report._table import measure_label
+from fairtalk.report._table import ci_estimate, measure_label
 from fairtalk.results import AuditResult, ByTurnResult, MeasureResult, PromptAnalysis
 
 if TYPE_CHECKING:  # matplotlib is imported lazily, when a figure is drawn
@@ -44,8 +44,9 @@ def _draw(ax: Axes, m: MeasureResult, groups: tuple[str, str], significant: bool
     scale = _scale(m)
     a, b = _value(m.a) * scale, _value(m.b) * scale
     low, high = (_value(x) * scale for x in m.ci95)
-    diff = a - b
-    labels = [_plain(groups[0]), _plain(groups[1]), "A − B"]
+    estimate, shift = ci_estimate(m)  # the bar its 95% CI is drawn on: A − B, or Wilcoxon's median shift
+    diff = _value(estimate) * scale
+    labels = [_plain(groups[0]), _plain(groups[1]), "A − B" if shift is None else "shift (HL)"]
     ax.bar(range(3), [a, b, diff], color=_COLOURS, width=0.7)
     if math.isfinite(low) and math.isfinite(high):
         yerr = [[max(diff - low, 0.0)], [max(high - diff, 0.0)]]

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
 
-__all__ = ["SIMILARITY_NOTE", "VERDICT_TEXT", "similarity_basis", "similarity_markdown", "similarity_row"]
+__all__ = [
+    "SIMILARITY_NOTE",
+    "VERDICT_TEXT",
+    "divergence_meaning",
+    "similarity_basis",
+    "similarity_markdown",
+    "similarity_row",
+]
 
 #: What the table means, under its heading.
 SIMILARITY_NOTE = (
@@ -18,6 +26,28 @@ SIMILARITY_NOTE = (
     "test (Holm over the methods) rejects and its 95% interval excludes 0; when only one of them says "
     "so, the row is not counted and says that they disagree."
 )
+#: What a method's divergence (its counterfactual and baseline figures) is, where it is not 1 − similarity.
+_DIVERGENCE = {
+    "answered": "the share of pairs answered on one side only",
+    "length_ratio": "the mean absolute log ratio of the two answers' lengths",
+}
+_ONE_MINUS = "1 − similarity"
+
+
+def divergence_meaning(methods: Sequence[str]) -> str:
+    """What the figures of each of ``methods`` are, in one line: ``1 − similarity`` for the text's, else its own.
+
+    Examples
+    --------
+    >>> divergence_meaning(["exact", "rouge_l", "length_ratio"])
+    "divergence: 1 − similarity (exact, rouge_l); length_ratio: the mean absolute log ratio of the two answers' lengths"
+    """
+    text = [m for m in methods if m not in _DIVERGENCE]
+    parts = [f"{_ONE_MINUS} ({', '.join(text)})"] if text else []
+    parts += [f"{m}: {_DIVERGENCE[m]}" for m in methods if m in _DIVERGENCE]
+    return "divergence: " + "; ".join(parts)
+
+
 #: The verdict column's words, per :attr:`SimilarityRow.verdict`.
 VERDICT_TEXT = {
     Verdict.DIFFERENT: "differs from the baseline",

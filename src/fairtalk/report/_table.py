@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeGuard
 
 from fairtalk.results import AuditResult, MeasureResult, Verdict
-from fairtalk.stats import METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT, METHOD_IDENTICAL
+from fairtalk.stats import HL_ZEROS_MARK, METHOD_FEW_DIFFERING, METHOD_FEW_DISCORDANT, METHOD_IDENTICAL
 
 if TYPE_CHECKING:  # rich is imported lazily by rich_table()
     from rich.table import Table
@@ -16,7 +16,10 @@ if TYPE_CHECKING:  # rich is imported lazily by rich_table()
 __all__ = [
     "CI_TEST_MARK",
     "COLUMNS",
+    "MEDIAN_SHIFT",
     "TableRow",
+    "ci_estimate",
+    "interval_notes",
     "ci_method",
     "ci_test_note",
     "ci_vs_test",
@@ -86,7 +89,10 @@ COLUMNS = (
     "MDE",
 )
 _DASH = "–"
+_NO_VALUE = "n/a"
 _P_FLOOR = 1e-5
+#: What the 95% CI is of under ``--count-test wilcoxon``: the Hodges-Lehmann median shift, not the mean difference.
+MEDIAN_SHIFT = "median shift (HL)"
 #: The verdict of a measure shown equivalent because no pair's two answers scored differently.
 _IDENTICAL = "equivalent: identical on every pair"
 
@@ -116,11 +122,24 @@ class TableRow:
     decided_by: str = ""
     ci_disagrees: bool = False  # the 95% CI seems to say otherwise than the verdict (see :func:`ci_disagrees`)
     ci_vs_test: bool = False  # the 95% CI and the unadjusted paired test disagree (see :func:`ci_vs_test`)
+    shift: str | None = None  # the median shift (Hodges-Lehmann) the 95% CI is of, with Wilcoxon; None: the mean's
+
+    def interval(self, name: str = MEDIAN_SHIFT) -> str:
+        """The 95% CI as its cell shows it: after the median shift it is of, if any; marked where the test disagrees.
+
+        The shift is named ``name``; :data:`CI_TEST_MARK` marks an interval that disagrees with the
+        paired test about 0. ``median shift (HL) +1.0000 [+0.5000, +1.5000]``, and ``… +0.0000, no CI`` where the interval is
+        not given (the row's notes say why).
+        """
+        ci = self.ci95
+        if self.shift is not None:
+            ci = f"{name} {self.shift}, no CI" if ci == _NO_VALUE else f"{name} {self.shift} {ci}"
+        return f"{ci} {CI_TEST_MARK}" if self.ci_vs_test else ci
 
     @property
     def ci_cell(self) -> str:
-        """The 95% CI as its cell shows it: marked :data:`CI_TEST_MARK` where it and the paired test disagree."""
-        return f"{self.ci95} {CI_TEST_MARK}" if self.ci_vs_test else self.ci95
+        """The 95% CI as the pages show it (:meth:`interval`)."""
+        return self.interval()
 
     def cells(self) -> tuple[str, ...]:
         """The cells in column order: label, A, B, then ``COLUMNS``."""
@@ -218,10 +237,39 @@ def _difference(d: float | None) -> str:
     return f"{100 * d:+.1f}%"
 
 
+def ci_estimate(m: MeasureResult) -> tuple[float, str | None]:
+    """What ``m``'s 95% CI is an interval of, and its name: the mean difference, or Wilcoxon's median shift.
+
+    ``(m.a - m.b, None)`` for the mean difference; ``(estimate, MEDIAN_SHIFT)`` where Wilcoxon's
+    test ran (the Hodges-Lehmann estimate). Every output that shows the interval shows it beside this estimate: never the mean difference
+    beside the Hodges-Lehmann interval.
+    """
+    if m.estimate_name == "hodges-lehmann" and m.estimate is not None:
+        return m.estimate, MEDIAN_SHIFT
+    return m.a - m.b, None
+
+
+def interval_notes(m: MeasureResult) -> tuple[str, ...]:
+    """The notes of ``m`` about its Hodges-Lehmann interval (ties that leave it none, zeros that hold an end at 0)."""
+    return tuple(note for note in m.notes if "Hodges-Lehmann" in note)
+
+
+def _shift(m: MeasureResult) -> str | None:
+    """The median shift of a Wilcoxon row in its 95% CI's decimals (None for a row whose CI is of the mean)."""
+    estimate, name = ci_estimate(m)
+    if name is None:
+        return None
+    if not math.isfinite(estimate):
+        return _NO_VALUE
+    if is_percent(m):
+        return f"{100 * estimate:+.3f} pp"
+    return f"{estimate:+.{_ci_decimals(m, (estimate, estimate))}f}"
+
+
 def _ci(m: MeasureResult) -> str:
     low, high = m.ci95
     if not (_finite(low) and _finite(high)):
-        return "n/a"
+        return _NO_VALUE
     if is_percent(m):
         return f"[{100 * low:+.3f}, {100 * high:+.3f}] pp"
     digits = _ci_decimals(m, (low, high))
@@ -399,6 +447,7 @@ _TEST_NAMES = {
 }
 
 _INTERVAL_NAMES = {
+    "hodges-lehmann": "the Hodges-Lehmann interval of the median shift",
     "newcombe": "Newcombe's",
     "newcombe (design-effect adjusted)": "Newcombe's with a design effect",
     "score": "the score interval",
@@ -452,11 +501,26 @@ def ci_test_note(result: AuditResult) -> str | None:
     tests = ", ".join(dict.fromkeys(_TEST_NAMES.get(m.paired_test, m.paired_test or "the paired test") for m in marked))
     intervals = ", ".join(dict.fromkeys(_INTERVAL_NAMES.get(m.ci_method, m.ci_method) or "its own" for m in marked))
     cases = " or ".join(dict.fromkeys(_disagreement(m) for m in marked))
+    reasons = "; ".join(dict.fromkeys(_why_disagree(m) for m in marked))
     return (
         f"{CI_TEST_MARK} the 95% CI and p (paired) disagree about 0 ({cases}): the verdict follows "
         f"the test ({tests}, then corrected for multiple testing), not this interval ({intervals}), "
-        "a different procedure: the two can disagree near the boundary and on few pairs"
+        f"a different procedure: {reasons}"
     )
+
+
+#: Why a marked row's test and interval disagree, where its zero differences explain it (:data:`HL_ZEROS_MARK`).
+_ZEROS_REASON = (
+    "many differences are 0 (the row's note says how many), which the Hodges-Lehmann interval counts and "
+    "Wilcoxon's test (Pratt's zeros) leaves out of its signs"
+)
+#: Why a marked row's test and interval disagree otherwise.
+_BOUNDARY_REASON = "the two can disagree near the boundary and on few pairs"
+
+
+def _why_disagree(m: MeasureResult) -> str:
+    """Why ``m``'s 95% CI and its paired test disagree about 0 (:func:`ci_vs_test`), in words that hold for it."""
+    return _ZEROS_REASON if any(HL_ZEROS_MARK in note for note in interval_notes(m)) else _BOUNDARY_REASON
 
 
 def verdict_text(m: MeasureResult) -> str:
@@ -536,6 +600,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 decided_by=decided_by(m, result.alpha),
                 ci_disagrees=ci_disagrees(m),
                 ci_vs_test=ci_vs_test(m),
+                shift=_shift(m),
             )
         )
     return rows
@@ -655,7 +720,7 @@ def rich_table(result: AuditResult) -> Table:
             row.a,
             row.b,
             row.p_adjusted,
-            row.ci95.removesuffix(" pp") + (f" {CI_TEST_MARK}" if row.ci_vs_test else ""),
+            row.interval(_SHORT_SHIFT).replace(" pp", ""),
             _short_verdict(row.verdict),
         )
         for row in rows
@@ -707,6 +772,11 @@ def _longest_word(*texts: str) -> int:
 def _caption(rows: list[TableRow]) -> str:
     """The lines below the terminal's table: the marked verdict explained, and the masked re-test's figures."""
     lines = [_IDENTICAL_NOTE] if any(row.verdict == _IDENTICAL for row in rows) else []
+    shifted = [row for row in rows if row.shift is not None]
+    if shifted:
+        lines.append(_SHIFT_NOTE)
+        explained = [row for row in shifted if row.ci95 == _NO_VALUE or row.ci_vs_test]  # no interval, or marked ‡
+        lines += [f"{_short_label(row.name)}: {note}" for row in explained for note in row.notes if "Hodges-Lehmann" in note]
     decided = [f"{_short_label(row.name)}: {row.decided_by}" for row in rows if row.decided_by and row.ci_disagrees]
     if decided:
         lines.append(_DECIDED_NOTE + " · ".join(decided))
@@ -728,6 +798,12 @@ _SHORT_VERDICTS = {
 _IDENTICAL_NOTE = (
     "† identical on every pair: no pair's two answers scored differently, and an exact bound on how often they "
     "could differ (not the 95% CI) shows the sides equivalent"
+)
+#: The terminal's name of the median shift a Wilcoxon row's 95% CI is of, and what it means.
+_SHORT_SHIFT = "HL"
+_SHIFT_NOTE = (
+    f"{_SHORT_SHIFT}: the median shift (Hodges-Lehmann estimate of A − B) that Wilcoxon's test is about, before its 95% CI; "
+    "the group columns are means"
 )
 #: Before the equivalence deciders of the rows whose 95% CI seems to say otherwise than their verdict.
 _DECIDED_NOTE = "Equivalence follows the TOST's 1−2α interval or an exact bound, not the 95% CI: "

@@ -55,6 +55,7 @@ from fairtalk.stats._equivalence import (
     verdict,
 )
 from fairtalk.stats._intervals import (
+    HL_ZEROS_MARK,
     Interval,
     design_effect,
     difference_interval,
@@ -166,6 +167,7 @@ __all__ = [
     "METHOD_FEW_DIFFERING",
     "METHOD_FEW_DISCORDANT",
     "METHOD_IDENTICAL",
+    "HL_ZEROS_MARK",
     "INCONCLUSIVE",
     "N_FLIPS",
     "PAIRED_METHODS",

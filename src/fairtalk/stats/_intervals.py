@@ -15,7 +15,10 @@
   distribution-free interval, so the interval speaks of what the signed-rank test tests.
 
 An interval that cannot be computed (no variation in the differences, too many distinct
-values for Hodges-Lehmann) is ``(None, None)`` with a note, never a zero-width certainty.
+values for Hodges-Lehmann) is ``(None, None)`` with a note, never a zero-width certainty; so is a
+Hodges-Lehmann interval whose two ends fall on one tied value (85 of 100 differences 0: ``[0, 0]``).
+Where zero differences hold an end of that interval at 0 its note says how many: they count in the
+interval, but not in the signs of Wilcoxon's test (Pratt's zeros), so the two can disagree about 0.
 """
 
 from __future__ import annotations
@@ -36,6 +39,21 @@ __all__ = ["Interval", "design_effect", "difference_interval", "hodges_lehmann",
 _MSG_LEVEL = "confidence level must be in (0, 1), got {level!r}"
 NOTE_NO_VARIATION = "no variation in the differences: the interval is undefined (a zero spread is not certainty)"
 NOTE_HL_TOO_MANY = "more than {n:,} distinct differences: the Hodges-Lehmann interval is not computed"
+#: A Hodges-Lehmann interval of zero width: ties at one value, not certainty (:func:`hodges_lehmann`).
+NOTE_HL_TIES = (
+    "{k:,} of {n:,} differences are {v:g}: the Hodges-Lehmann interval would be [{v:g}, {v:g}], a zero width from "
+    "these ties, not certainty, so none is given"
+)
+#: What the signed-rank test makes of zero differences, in the notes of :func:`hodges_lehmann`.
+_PRATT = "Wilcoxon's test (Pratt's zeros) takes its signs only from the {rest:,} that differ"
+#: Where zero differences hold an end of the Hodges-Lehmann interval at 0: why it and the signed-rank test can disagree.
+NOTE_HL_ZEROS = (
+    "{k:,} of {n:,} differences are 0: the Hodges-Lehmann estimate and interval count them, while "
+    + _PRATT
+    + ", so the interval can reach 0 where the test finds a shift"
+)
+#: The words every note of :data:`NOTE_HL_ZEROS` holds, by which a report finds it among a key's notes.
+HL_ZEROS_MARK = "Pratt's zeros"
 _HL_MAX_DISTINCT = 4000
 
 
@@ -192,7 +210,20 @@ def hodges_lehmann(x_a: _Array, x_b: _Array, *, level: float = 0.95) -> tuple[fl
     k = math.floor(n * (n + 1) / 4 - _z(level) * math.sqrt(n * (n + 1) * (2 * n + 1) / 24))
     if k < 1:
         return estimate, Interval(None, None, "hodges-lehmann", f"{n} pairs are too few for a {level:.0%} interval")
-    return estimate, Interval(ranked(k), ranked(total - k + 1), "hodges-lehmann")
+    return estimate, _hl_interval(ranked(k), ranked(total - k + 1), values, counts)
+
+
+def _hl_interval(low: float, high: float, values: np.ndarray, counts: np.ndarray) -> Interval:
+    """The Hodges-Lehmann interval ``[low, high]``: none where ties give it no width; a note where zeros hold an end at 0."""
+    if values.size == 1:  # every difference the same: no spread, as the t interval says it
+        return Interval(None, None, "hodges-lehmann", NOTE_NO_VARIATION)
+    n = int(counts.sum())
+    zeros = int(counts[values == 0].sum())
+    at_zero = zeros > 0 and (low == 0 or high == 0)
+    if low == high:
+        ties = NOTE_HL_TIES.format(k=int(counts[values == low].sum()), n=n, v=low + 0.0)  # + 0.0: never "-0"
+        return Interval(None, None, "hodges-lehmann", f"{ties}; {_PRATT.format(rest=n - zeros)}" if at_zero else ties)
+    return Interval(low, high, "hodges-lehmann", NOTE_HL_ZEROS.format(k=zeros, n=n, rest=n - zeros) if at_zero else None)
 
 
 def difference_interval(
