@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 
 from fairtalk._responses import (
+    SAME_CONTEXT_KEY,
     ResponseSet,
     check_axis,
     prompt_cuts,
@@ -88,6 +89,8 @@ _WARN_SAME_CONTEXT = (
     "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs, and a "
     "difference or an equivalence shown on them says nothing about the groups"
 )
+_WARN_SAME_CONTEXT_GATE = ": every gate fails on this axis"
+_WARN_SAME_CONTEXT_SOME = " (they pull every gap toward 0: a gate's headline says so)"
 _WARN_JUDGE_UNPARSED = (
     "{key}: the judge's answer held {wanted} for {n:,} of {total:,} responses it answered "
     "(side a {n_a:,}, side b {n_b:,}): a pair with such an answer on a side leaves {verdict}'s test ({verdict} is "
@@ -444,7 +447,7 @@ def _scored(
     chosen = check_keys(o, built)
     lexicon = measure_options.lexicon
     truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
-    rs = truncation.responses
+    rs, same_context = _same_context(truncation.responses)
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         n_left_out = truncation.record.n_pairs_left_out or 0
@@ -463,7 +466,7 @@ def _scored(
                 *_loss_warning(rs),
                 *_empty_warning(rs, lexicon.groups),
                 *truncation.warnings,
-                *_same_context(rs),
+                *same_context,
                 *_judge_unparsed(built, scored.scores),
                 *(w for m in built if isinstance(m, Judge) and (w := m.failure_warning) is not None),
                 *scored.warnings,
@@ -496,11 +499,19 @@ def _judge_unparsed(built: Sequence[AnyMeasure], scores: Mapping[str, KeyScores]
     return tuple(warnings)
 
 
-def _same_context(rs: ResponseSet) -> tuple[str, ...]:
-    """The warning counting the pairs whose two sides were asked the same (non-empty) context, if any."""
+def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
+    """``rs`` counting the pairs whose two sides were asked the same (non-empty) context, and the warning, if any.
+
+    The count goes to the summary (:data:`~fairtalk._responses.SAME_CONTEXT_KEY`, the result's
+    ``input_summary``) only where some pair is such: the gates fail an axis where every pair is.
+    """
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
     n = sum(a == b and bool(a.strip()) for a, b in contexts)
-    return (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs),) if n else ()
+    if not n:
+        return rs, ()
+    counted = replace(rs, summary={**rs.summary, SAME_CONTEXT_KEY: n})
+    gate = _WARN_SAME_CONTEXT_GATE if rs.n_pairs - n < 2 else _WARN_SAME_CONTEXT_SOME
+    return counted, (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs) + gate,)
 
 
 def _tested(
