@@ -35,6 +35,7 @@ from fairtalk.inference import (
     adjust_family,
     certify,
     check_finite,
+    check_gold,
     check_truncation,
     compare_scored,
     complete_means,
@@ -285,7 +286,8 @@ def score(
     Raises
     ------
     InputError
-        Unreadable responses, or fewer than two complete pairs; a list of texts without ``responses_b``.
+        Unreadable responses, or fewer than two complete pairs; a list of texts without ``responses_b``;
+        a ``gold`` file that labels none of the responses' pairs, or none of the measures' keys.
     SpecError
         Unknown axis, measure, correction, test or primary key; a bad or unknown option;
         ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
@@ -300,7 +302,9 @@ def score(
         )
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
-    scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine), check_ids=True)
+    scored = prepare_scores(
+        responses, axis=axis, options=opts, engine=resolve_engine(engine), check_ids=True, check_gold_joins=True
+    )
     return finalize(scored, adjust_family([scored], opts.correction)[0])
 
 
@@ -398,12 +402,18 @@ def prepare_scores(
     store: RunStore | None = None,
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     check_ids: bool = False,
+    check_gold_joins: bool = False,
 ) -> Scored:
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
 
     ``check_ids``: refuse responses whose records or pair ids name another axis (:func:`~fairtalk._responses.check_axis`),
     and warn of ids of the form of a pairs id naming no axis known, as ``score()`` does with responses made
     elsewhere; an audit's own pairs are of its axis.
+
+    ``check_gold_joins``: with a gold file (``options.gold``), refuse one that labels none of the
+    responses' pairs, or none of the measures' keys, once the responses are read and before any
+    is scored (:func:`~fairtalk.inference.check_gold`), as ``score()`` does; an audit checks its
+    gold file against every axis' pairs at once (a file may label one axis of several).
 
     A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given,
     and stops after ``max_consecutive_failures`` failures of one kind in a row (the run's setting).
@@ -420,6 +430,8 @@ def prepare_scores(
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     read = read_responses(responses, drop_empty=o.drop_empty)  # before any measure (a model) is loaded
     axis_warnings = check_axis(read, lexicon.axis, known_axes(lexicon)) if check_ids else ()
+    if check_gold_joins and o.gold:  # labels that join nothing would leave the gates to the scorer alone
+        check_gold(o.gold, keys=check_score_options(o, lexicon), pair_ids=read.pair_ids)
     measure_options = o.measure_options(lexicon)
     built = build_measures(
         o.measures,
@@ -507,8 +519,9 @@ def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
     """
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
     n = sum(a == b and bool(a.strip()) for a, b in contexts)
-    if not n:
-        return rs, ()
+    if not n:  # a set read again may carry an earlier count
+        kept = {k: v for k, v in rs.summary.items() if k != SAME_CONTEXT_KEY}
+        return (rs if len(kept) == len(rs.summary) else replace(rs, summary=kept)), ()
     counted = replace(rs, summary={**rs.summary, SAME_CONTEXT_KEY: n})
     gate = _WARN_SAME_CONTEXT_GATE if rs.n_pairs - n < 2 else _WARN_SAME_CONTEXT_SOME
     return counted, (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs) + gate,)
