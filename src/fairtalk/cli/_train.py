@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from fairtalk.corpora import ReadSummary
     from fairtalk.errors import InputError
 
-_MSG_LR = "--lr must be a finite number > 0, got {value!r}"
+_MSG_LR = "--lr must be a finite number > 0 and at most {most:.4g} (float32's largest, the weights' precision), got {value!r}"
 _MSG_INTERRUPTED = (
     "no checkpoint was written to {output}, and no epoch is kept: re-run the same command to train again from the start"
 )
@@ -29,11 +29,17 @@ _ONLY_WITH = (
 
 
 def _check_lr(value: float | None) -> float | None:
-    """``--lr``: a finite rate > 0 (torch refuses nan or a negative one mid-run; inf trains to nan)."""
-    if value is not None and not (math.isfinite(value) and value > 0):
+    """``--lr``: a finite rate > 0, at most float32's largest.
+
+    Torch refuses nan or a negative rate mid-run, inf trains to nan, and one that float32 cannot hold stops it with an
+    overflow.
+    """
+    from fairtalk.training._config import MAX_LR
+
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_LR):
         from fairtalk.errors import SpecError
 
-        raise SpecError(_MSG_LR.format(value=value))
+        raise SpecError(_MSG_LR.format(most=MAX_LR, value=value))
     return value
 
 
