@@ -641,4 +641,4 @@ def test_swap_refuses_utf16_input_as_the_corpus_readers_do(bom: str, tmp_path: P
     assert pairs.exit_code == 2 and "UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8" in " ".join(
         pairs.stderr.split()
     )
-    assert runner.invoke(app, ["swap", "--axis", "gender"], input="he said hi\n".encode()).stdout == "she said hi\n"
+    assert runner.invoke(app, ["swap", "--axis", "gender"], input=b"he said hi\n").stdout == "she said hi\n"

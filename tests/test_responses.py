@@ -120,7 +120,10 @@ def test_empty_responses_are_kept_unless_drop_empty(tmp_path: Path) -> None:
         ('{"pair_id": "1", "side": "a", "response": null, "error": 5}', "its 'error' is a number, not a non-empty string"),
         ('{"pair_id": "1", "side": "a", "response": null, "error": ""}', "its 'error' is an empty string, not a"),
         ('{"pair_id": "1", "side": "a", "response": null, "error": null}', "its 'error' is null, not a non-empty"),
-        ('{"pair_id": "1", "side": "a", "response": "x", "axis": 3}', "the pair answered (`fairtalk respond` copies it from the pairs), got a number"),
+        (
+            '{"pair_id": "1", "side": "a", "response": "x", "axis": 3}',
+            "the pair answered (`fairtalk respond` copies it from the pairs), got a number",
+        ),
         ('{"pair_id": "1", "side": "a", "response": "x", "axis": ""}', "field 'axis' must be a non-empty string"),
         ('{"pair_id": "1", "side": "a", "response": 3}', "field 'response' must be a string, got int"),
         ('{"pair_id": "1", "side": "a", "response": "x", "context": ["c"]}', "field 'context' must be a string, got list"),

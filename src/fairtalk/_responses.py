@@ -60,7 +60,7 @@ _MSG_NOT_STRING = "field {field!r} must be a string, got {type}"
 _MSG_NULL_RESPONSE = "field 'response' is null without an 'error' (a failed side says why: \"error\": \"<kind>: <message>\")"
 _MSG_BAD_ERROR = (
     "field 'response' is null and its 'error' is {given}, not a non-empty string saying why the side failed "
-    "(\"error\": \"<kind>: <message>\")"
+    '("error": "<kind>: <message>")'
 )
 _MSG_BAD_AXIS = (
     "field 'axis' must be a non-empty string, the axis of the pair answered (`fairtalk respond` copies it from the "

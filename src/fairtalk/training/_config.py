@@ -74,7 +74,9 @@ class TrainConfig:
             raise SpecError(f"max_dialogues must be >= 2, got {self.max_dialogues!r}")
         if not self.wer_k >= 0:
             raise SpecError(f"wer_k must be >= 0, got {self.wer_k!r}")
-        if self.lr is not None and (isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not 0 < self.lr <= MAX_LR):  # nan fails too
+        if self.lr is not None and (
+            isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not 0 < self.lr <= MAX_LR
+        ):  # nan fails too
             raise SpecError(_MSG_LR.format(most=MAX_LR, value=self.lr))
 
     @property

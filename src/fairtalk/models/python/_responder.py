@@ -287,9 +287,9 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         raise failure from value
 
     def _check_item(self, value: Any, context: str) -> str:
-        """``value`` when it is text, else BadResponse naming the context it answered (its start and end).
+        r"""``value`` when it is text, else BadResponse naming the context it answered (its start and end).
 
-        Text is a string UTF-8 can hold: one with a lone surrogate (``"a\\ud800b"``, bytes decoded
+        Text is a string UTF-8 can hold: one with a lone surrogate (``"a\ud800b"``, bytes decoded
         with ``surrogateescape``) is a bad response, counted as a failure of its side as a
         non-string is, not stored altered.
         """
@@ -302,9 +302,7 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
                 value.encode("utf-8")
             except UnicodeEncodeError as exc:
                 code, excerpt = ord(value[exc.start]), _excerpt(transcript(context))
-                raise BadResponse(
-                    _MSG_SURROGATE.format(target=self.name, code=code, at=exc.start, excerpt=excerpt)
-                ) from None
+                raise BadResponse(_MSG_SURROGATE.format(target=self.name, code=code, at=exc.start, excerpt=excerpt)) from None
         return value
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
