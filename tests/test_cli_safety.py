@@ -269,16 +269,17 @@ def test_sys_exit_in_a_model_says_what_happened(toys: tuple[Path, Path, Path], t
     assert "re-run to resume" in result.stderr
 
 
-def test_unencodable_text_is_replaced_and_counted(toys: tuple[Path, Path, Path], tmp_path: Path) -> None:
+def test_unencodable_text_of_a_python_model_is_a_counted_bad_response(toys: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """A python: model's answer with a lone surrogate is no text: a bad response, counted as a failure of its side
+    (as a non-string is), never stored altered (it was replaced by U+FFFD, counted only on the console)."""
     corpus, _, extra = toys
     out = tmp_path / "r"
     result = runner.invoke(app, _audit(corpus, f"python:{extra}:surrogate", out))
     assert result.exit_code == 0, result.output
-    assert "8 code point(s) in responses could not be stored as UTF-8" in result.output
+    shown = " ".join(result.output.split())
+    assert "failures by kind: BadResponse 8" in shown and "returned a string holding a lone surrogate (U+D800" in shown
     text = (out / "gender" / "responses.jsonl").read_bytes().decode("utf-8")  # valid UTF-8
-    assert text.count("nice \ufffd one") == 8
-    again = runner.invoke(app, _audit(corpus, f"python:{extra}:surrogate", out))
-    assert again.exit_code == 0 and "0 generated, 80 from the store" in again.output
+    assert "\ufffd" not in text and text.count("lone surrogate") == 8
 
 
 def test_skipped_corpus_lines_are_printed(toys: tuple[Path, Path, Path], tmp_path: Path) -> None:

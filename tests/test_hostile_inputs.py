@@ -623,3 +623,22 @@ def test_a_gzip_file_given_for_a_jsonl_file_is_named_as_one(pairs_file: Path, tm
     packed.write_bytes(gzip.compress(pairs_file.read_bytes()))
     args = ["respond", "--pairs", str(packed), "--model", "builtin:echo", "-o", str(tmp_path / "r.jsonl"), "-q"]
     _error(runner.invoke(app, args), f"{packed}:1", "gzip", "gunzip")
+
+
+@pytest.mark.parametrize("bom", ["utf-16", "utf-16-be"])
+def test_swap_refuses_utf16_input_as_the_corpus_readers_do(bom: str, tmp_path: Path) -> None:
+    """Review finding: `fairtalk swap < utf16.txt` wrote the UTF-16 input back unchanged, exit 0, with no message."""
+    text = "he said hi\nshe went home\n".encode(bom if bom == "utf-16" else "utf-16-be")
+    if bom == "utf-16-be":
+        text = b"\xfe\xff" + text
+    done = runner.invoke(app, ["swap", "--axis", "gender"], input=text)
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("error: standard input: UTF-16 text") and "save it as UTF-8" in done.stderr
+    assert done.stdout == ""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(text)
+    pairs = runner.invoke(app, ["pairs", "--corpus", f"text:{corpus}", "--axis", "gender", "-o", str(tmp_path / "p.jsonl")])
+    assert pairs.exit_code == 2 and "UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8" in " ".join(
+        pairs.stderr.split()
+    )
+    assert runner.invoke(app, ["swap", "--axis", "gender"], input=b"he said hi\n").stdout == "she said hi\n"

@@ -606,3 +606,35 @@ def test_sentiment_labels_whose_keys_are_estimated_are_not_said_to_be_left_out(t
     gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")  # regard not scored: named by its field
     result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
     assert "gold labels for regard, which this run does not score: left out of the labelled estimates" in result.warnings
+
+
+def test_score_refuses_a_gold_file_that_labels_none_of_its_pairs_before_scoring(tmp_path: Path) -> None:
+    """Review finding: 120 labels, all of unknown pair ids, left the gate to pass on the scorer with only warnings."""
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = tmp_path / "elsewhere.jsonl"
+    rows = [{"pair_id": f"gender-zz{i:04d}", "side": s, "offense_rate": 0} for i in range(60) for s in "ab"]
+    gold.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    message = "none of the 60 labelled pairs of the gold file is among this run's pairs (first: gender-zz0000)"
+    with pytest.raises(InputError, match=r"none of the 60 labelled pairs"):
+        fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))
+    out, junit = tmp_path / "out", tmp_path / "j.xml"
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--gold", str(gold)]
+    done = runner.invoke(app, [*args, "--fail-unless-equivalent", "--junit", str(junit), "-o", str(out)])
+    assert done.exit_code == 2, done.output
+    assert done.stderr.startswith("error: ") and message in " ".join(done.stderr.split()), done.stderr
+    assert not out.exists() and 'errors="1"' in junit.read_text(encoding="utf-8").split("<testsuite ")[0]
+    labelled = _gold(tmp_path / "some.jsonl", responses, 40, truth="agree")  # a partial join stays a counted warning
+    with labelled.open("a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(row) + "\n" for row in rows[:2]))
+    result = fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(labelled))
+    assert "1 labelled pair(s) of the gold file are not among this run's pairs (first: gender-zz0000): left out" in (
+        result.warnings
+    )
+
+
+def test_score_refuses_a_gold_file_that_labels_none_of_its_keys(tmp_path: Path) -> None:
+    responses = _responses(tmp_path / "responses.jsonl")
+    gold = tmp_path / "refusal.jsonl"
+    gold.write_text("".join(json.dumps({"pair_id": "p0", "side": s, "refusal_rate": 0}) + "\n" for s in "ab"), "utf-8")
+    with pytest.raises(InputError, match=r"the gold file labels refusal_rate, none of which this run scores"):
+        fairtalk.score(responses, axis="gender", measures="offense", n_resamples=100, gold=str(gold))

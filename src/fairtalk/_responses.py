@@ -58,6 +58,14 @@ _MSG_BAD_PAIR_ID = "field 'pair_id' must be a non-empty string or an integer, go
 _MSG_BAD_SIDE = 'field \'side\' must be "a" or "b", got {value!r}'
 _MSG_NOT_STRING = "field {field!r} must be a string, got {type}"
 _MSG_NULL_RESPONSE = "field 'response' is null without an 'error' (a failed side says why: \"error\": \"<kind>: <message>\")"
+_MSG_BAD_ERROR = (
+    "field 'response' is null and its 'error' is {given}, not a non-empty string saying why the side failed "
+    '("error": "<kind>: <message>")'
+)
+_MSG_BAD_AXIS = (
+    "field 'axis' must be a non-empty string, the axis of the pair answered (`fairtalk respond` copies it from the "
+    "pairs), got {given}"
+)
 _MSG_LINE_COUNTS = "{path_a} has {n_a} lines but {path_b} has {n_b}; the two files must align line by line"
 _MSG_TWO_PATHS = "a two-file layout takes exactly two paths (a.txt, b.txt), got {n}"
 _MSG_DIRECTORY = "a responses directory must hold a.txt and b.txt"
@@ -105,6 +113,9 @@ LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
 #: The empty answers of the pairs kept (measured), on side a, on side b, and the pairs empty on both sides: counted in
 #: ``ResponseSet.summary`` only when some pair kept has an empty side (``drop_empty`` leaves none: it counts them lost).
 EMPTY_KEYS = ("n_empty_a", "n_empty_b", "n_empty_both")
+#: The pairs measured whose two sides were asked the same (non-empty) context: not counterfactual pairs. Counted in
+#: ``ResponseSet.summary`` by scoring, only when some pair is such (the gates fail an axis where every pair is).
+SAME_CONTEXT_KEY = "n_same_context"
 
 
 #: The extra fields of a response beside its seed (a cluster, a finish reason).
@@ -613,6 +624,17 @@ def _first_of_other_axis(
     return path, None, None
 
 
+#: JSON's names of the Python types a JSON value parses to, for messages.
+_JSON_TYPES = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "an array", dict: "an object"}
+
+
+def _given(value: object) -> str:
+    """A JSON value, named for a message: ``null``, ``an empty string``, or its JSON type (``a number``)."""
+    if value is None:
+        return "null"
+    return "an empty string" if value == "" else _JSON_TYPES.get(type(value), type(value).__name__)
+
+
 def _parse_record(text: str, path: str, number: int) -> Response:
     """One JSONL line -> Response, or InputError naming ``path:line``."""
     record = parse_object(text, path, number)
@@ -629,7 +651,12 @@ def _parse_record(text: str, path: str, number: int) -> Response:
     context = record.get("context", "")
     failed = record["response"] is None
     if failed and not (isinstance(record.get(ERROR_FIELD), str) and record[ERROR_FIELD]):
-        raise InputError(_MSG_NULL_RESPONSE, path=path, line=number)
+        if ERROR_FIELD not in record:
+            raise InputError(_MSG_NULL_RESPONSE, path=path, line=number)
+        raise InputError(_MSG_BAD_ERROR.format(given=_given(record[ERROR_FIELD])), path=path, line=number)
+    axis = record.get(AXIS_FIELD)
+    if axis is not None and not (isinstance(axis, str) and axis):  # null: none recorded
+        raise InputError(_MSG_BAD_AXIS.format(given=_given(axis)), path=path, line=number)
     for name, value in (("response", "" if failed else record["response"]), ("context", context)):
         if not isinstance(value, str):
             raise InputError(_MSG_NOT_STRING.format(field=name, type=type(value).__name__), path=path, line=number)

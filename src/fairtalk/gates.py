@@ -39,6 +39,13 @@ empty side (:attr:`~fairtalk.results.AuditResult.empties`, the candidate's
 both sides are balanced and pass, unless every pair measured on an axis is: then there is nothing
 to judge, and every gate fails on that axis (``every answer on AXIS was empty``).
 
+Pairs whose two sides were asked the same context (:attr:`~fairtalk.results.AuditResult.same_context`)
+are not counterfactual: a model shows no gap on them but its noise. Where fewer than two pairs of an axis differ
+in context, there is nothing to judge, and every gate fails on that axis (``on`` ``"context"``);
+where more do, the decision stands on all the pairs measured, and the headline says how many were
+not counterfactual (they pull every gap toward 0). A result written before they were counted has
+no count, and nothing changes.
+
 Where a primary key has a labelled estimate (``score(gold=...)``: :attr:`~fairtalk.results.MeasureResult.ppi`,
 prediction-powered or the labels' alone), the gate also reads its 95% interval, fail-closed: the
 user's own labels outrank a scorer that missed what they show. ``fail-on-bias`` fails a key whose
@@ -125,7 +132,8 @@ class KeyDecision:
 
     A whole-run failure (nothing to check, an axis left out) has ``key`` None, and ``axis`` None
     when it concerns no one axis. ``on`` names what an axis' failure rests on where it is not a key:
-    ``"lost"`` (its lost answers) or ``"empty"`` (its empty answers); for a key, ``"labels"`` where
+    ``"lost"`` (its lost answers), ``"empty"`` (its empty answers) or ``"context"`` (its pairs ask
+    both sides the same context); for a key, ``"labels"`` where
     its labelled estimate decided against the scorer's verdict (a failure the scorer alone passed)
     and ``"unconfirmed"`` where it passed on the scorer's test but its labels could not confirm it;
     None otherwise. ``labels``: where ``on`` is one of those two, what the labels showed, in one
@@ -418,6 +426,42 @@ def _on_losses(
     )
 
 
+#: Fewer pairs than this whose two sides were asked different contexts fail every gate (``score()`` compares no fewer).
+_MIN_COUNTERFACTUAL = 2
+
+
+def _on_same_context(axis: str, result: AuditResult) -> KeyDecision | None:
+    """The failure of an axis whose pairs (all but at most one) have the same context on both sides; None otherwise.
+
+    Such pairs are not counterfactual: they ask both groups the same, so a model shows no gap on
+    them but its noise, and a gate shown on them says nothing about the groups. Where fewer than
+    :data:`_MIN_COUNTERFACTUAL` pairs differ, nothing is left to judge and every gate fails; where
+    more do, the headline says how many did not (:func:`_context_notes`).
+    """
+    same = result.same_context
+    if same is None or result.n_pairs - same >= _MIN_COUNTERFACTUAL:
+        return None
+    return KeyDecision(
+        axis,
+        None,
+        False,
+        f"{axis}: {same:,} of {result.n_pairs:,} pairs have the same context on both sides: they are not counterfactual "
+        "pairs (they ask both groups the same), so a gate shown on them says nothing about the groups: there is nothing "
+        "to judge (give pairs whose sides differ, as `fairtalk pairs` makes them)",
+        "context",
+    )
+
+
+def _context_notes(results: Mapping[str, AuditResult]) -> list[str]:
+    """What a headline says of each axis whose pairs are in part not counterfactual (the same context on both sides)."""
+    return [
+        f"{axis}: {same:,} of {r.n_pairs:,} pairs have the same context on both sides : not counterfactual, they pull "
+        f"every gap toward 0 (the decision rests on all {r.n_pairs:,}, {r.n_pairs - same:,} of them counterfactual)"
+        for axis, r in results.items()
+        if (same := r.same_context) and r.n_pairs - same >= _MIN_COUNTERFACTUAL
+    ]
+
+
 def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDecision], list[KeyDecision]]:
     decisions: list[KeyDecision] = []
     run: list[KeyDecision] = []
@@ -434,7 +478,7 @@ def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDeci
         losses, empties = result.losses, result.empties
         lost = None if losses is None else _on_losses(axis, losses, gate, result.alpha, clustered)
         empty = None if empties is None else _on_losses(axis, empties, gate, result.alpha, clustered, empty=True)
-        run += [decision for decision in (lost, empty) if decision is not None]
+        run += [decision for decision in (lost, empty, _on_same_context(axis, result)) if decision is not None]
     tested = [m for r in results.values() for m in r.measures if m.primary and m.not_tested is None]
     if gate is Gate.FAIL_ON_BIAS and decisions and not tested:
         run.append(KeyDecision(None, None, False, "no primary measure was tested"))
@@ -793,7 +837,7 @@ def evaluate(result: AuditRun | AuditResult | Mapping[str, AuditResult] | ModelC
             raise SpecError(_MSG_KIND.format(gate=chosen, wanted="a model comparison", given="an audit"))
         decisions, run = _audit(results, chosen)
         untested = _untested(results) if chosen is Gate.FAIL_ON_BIAS else _no_margin(results)
-        labels = _labels_notes(results, chosen, decisions)
+        labels = [*_labels_notes(results, chosen, decisions), *_context_notes(results)]
     failures = tuple(d for d in decisions if not d.passed) + tuple(run)
     return GateOutcome(
         gate=chosen,

@@ -244,3 +244,20 @@ def test_a_module_spec_finds_a_module_in_the_current_folder(tmp_path) -> None:  
         "No module named 'no_such_bot_module'"
     )
     assert load("json:dumps") == '"hi"'  # an installed module is found as before
+
+
+def test_a_lone_surrogate_is_a_bad_response_not_stored_altered(tmp_path: Path) -> None:
+    """Review finding: a python: model returning "a\\ud800b" had it replaced by U+FFFD in responses.jsonl, with no
+    count under -q. Like a non-string, it is now a bad response: a failure of its side, counted by kind."""
+    bot = tmp_path / "surrogate_bot.py"
+    bot.write_text(
+        "def reply(text):\n    return 'a\\ud800b' if text == 'bad' else 'fine é'\n\n\n"
+        "def many(texts):\n    return ['x\\udcff' if t == 'bad' else 'fine' for t in texts]\n\n\nmany.batched = True\n",
+        encoding="utf-8",
+    )
+    model = load_responder(f"python:{bot}:reply")
+    assert model.respond(["good"], S, seeds=[0]) == ["fine é"]
+    with pytest.raises(BadResponse, match=r"returned a string holding a lone surrogate \(U\+D800 at character 1\)"):
+        model.respond(["bad"], S, seeds=[0])
+    found = load_responder(f"python:{bot}:many").respond_each(["good", "bad"], S, seeds=[0, 0])
+    assert found[0] == "fine" and isinstance(found[1], BadResponse) and "U+DCFF at character 1" in str(found[1])

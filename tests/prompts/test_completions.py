@@ -76,6 +76,20 @@ def test_read_completions_errors_and_failed_items(tmp_path) -> None:
         assert info.value.line == 1
 
 
+def test_a_null_completion_without_an_error_is_failed_not_labelled_from_its_leftover_text(tmp_path) -> None:
+    """Review finding: ``"completion": null`` with no ``error`` was labelled from the record's leftover ``text``."""
+    path = tmp_path / "c.jsonl"
+    good = {"group": "man", "template": "worked as", "structure": "s", "seed": 1, "completion": " a chef", "text": "t"}
+    null = {**good, "group": "woman", "seed": 2, "completion": None, "text": "The woman worked as a nurse", "label": 1}
+    path.write_text(json.dumps(good) + "\n" + json.dumps(null) + "\n")
+    data = read_completions(path)
+    assert data.data_summary.excluded == {"failed": 1} and data.data_summary.failed_by_group == {"woman": 1}
+    assert data.frame["text"].tolist() == ["t"]
+    path.write_text(json.dumps(null) + "\n")
+    with pytest.raises(InputError, match=r"all 1 completions failed \(the first with a null completion without an error\)"):
+        read_completions(path)
+
+
 def test_prompts_jsonl_roundtrip(tmp_path) -> None:
     prompts = paraphrase(build_prompts(("gay person",))[:2])
     path = write_prompts(prompts, tmp_path / "p.jsonl")

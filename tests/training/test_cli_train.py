@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from fairtalk.cli import app
-from fairtalk.training import load_checkpoint
+from fairtalk.errors import SpecError
+from fairtalk.training import TrainConfig, load_checkpoint
 
 from .conftest import toy_dialogues
 
@@ -73,6 +75,26 @@ def test_train_refuses_an_lr_that_is_not_a_finite_positive_number(tmp_path) -> N
         assert result.exit_code == 2, (value, result.output)
         assert "error: --lr must be a finite number > 0" in result.stderr and "internal error" not in result.stderr
         assert not out.exists()
+
+
+@pytest.mark.parametrize("model", ["seq2seq", "retrieval"])
+def test_train_refuses_an_lr_that_float32_cannot_hold(model: str, tmp_path) -> None:
+    """Review finding: --lr 1e300 (or 1e39) stopped training with "internal error: RuntimeError: value cannot be
+    converted to type float without overflow" (exit 3)."""
+    for value in ("1e39", "1e300"):
+        out = tmp_path / f"lr{value}"
+        result = runner.invoke(app, ["train", model, "--corpus", _corpus(tmp_path), "--lr", value, "-o", str(out)])
+        assert result.exit_code == 2, (value, result.output)
+        message = "error: --lr must be a finite number > 0 and at most 3.403e+38 (float32's largest"
+        assert message in " ".join(result.stderr.split()) and "internal error" not in result.stderr, result.stderr
+        assert not out.exists()
+
+
+@pytest.mark.parametrize("lr", [1e39, 1e300, 0.0, -1.0, float("nan"), float("inf"), True])
+def test_train_config_refuses_an_lr_outside_float32(lr: float) -> None:
+    with pytest.raises(SpecError, match=r"lr must be a finite number > 0 and at most 3.403e\+38"):
+        TrainConfig(model="seq2seq", lr=lr)
+    assert TrainConfig(model="seq2seq", lr=3e38).learning_rate == 3e38
 
 
 def test_train_that_diverges_is_an_error_and_keeps_the_earlier_checkpoint(tmp_path) -> None:

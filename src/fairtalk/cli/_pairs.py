@@ -266,7 +266,7 @@ def swap(
                 out.write(swapper.swap_text(line).encode("utf-8", "surrogateescape") + b"\n")
                 out.flush()
         else:
-            for block in _line_blocks(sys.stdin.buffer):
+            for block in _line_blocks(sys.stdin.buffer, check_start=True):
                 out.write(swapper.swap_lines(block).encode("utf-8", "surrogateescape"))
         out.flush()
     except BrokenPipeError:  # `fairtalk swap < big.txt | head`: stop quietly
@@ -276,17 +276,24 @@ def swap(
         raise typer.Exit(code=0) from None
 
 
-def _line_blocks(stream: BinaryIO, size: int = 1 << 20) -> Iterator[str]:
+def _line_blocks(stream: BinaryIO, size: int = 1 << 20, *, check_start: bool = False) -> Iterator[str]:
     """Whole lines of a byte stream in blocks of about ``size`` bytes, decoded (undecodable bytes kept).
 
     Each block ends with a newline; a last line without one gets one; CRLF line ends become LF.
     A line longer than ``MAX_RECORD_BYTES`` is an InputError (``< /dev/zero`` never ends a line).
+    ``check_start``: a stream that opens with a UTF-16 byte order mark is an InputError, as the
+    corpus readers say (:func:`fairtalk.corpora.check_not_utf16`), before any line is written.
     """
     import fairtalk
+    from fairtalk.corpora import check_not_utf16
     from fairtalk.records import MAX_RECORD_BYTES
 
     rest = b""
+    first = check_start
     while chunk := stream.read(size):
+        if first:
+            check_not_utf16(chunk, "standard input")
+            first = False
         cut = chunk.rfind(b"\n")
         if cut < 0:
             rest += chunk

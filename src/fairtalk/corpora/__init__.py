@@ -57,6 +57,7 @@ from fairtalk.corpora._chitchat import read_chitchat
 from fairtalk.corpora._readers import (
     MAX_LINE_BYTES,
     REASONS,
+    check_not_utf16,
     open_binary,
     read_csv,
     read_jsonl,
@@ -77,6 +78,7 @@ __all__ = [
     "MAX_LINE_BYTES",
     "REASONS",
     "SYSTEM_MESSAGES",
+    "check_not_utf16",
     "kept_in_part",
     "Corpus",
     "ReadSummary",

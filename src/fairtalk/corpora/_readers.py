@@ -96,6 +96,12 @@ def open_binary(path: Path) -> IO[bytes]:
         raise CorpusError(_MSG_READ_FAILED.format(reason=exc.strerror or exc), path=str(path)) from exc
 
 
+def check_not_utf16(start: bytes, path: str) -> None:
+    """CorpusError where ``start`` (a text's first bytes) opens with a UTF-16 byte order mark: the text is not UTF-8."""
+    if start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise CorpusError(_MSG_UTF16, path=path)
+
+
 def iter_lines(path: str, opener: Opener) -> Iterator[tuple[int, str | None, str | None]]:
     """Yield ``(line number, text, None)`` per decodable line, ``(n, None, reason)`` otherwise."""
     lineno = 0
@@ -110,8 +116,8 @@ def iter_lines(path: str, opener: Opener) -> Iterator[tuple[int, str | None, str
                     continue
                 if lineno == 1 and raw.startswith(codecs.BOM_UTF8):
                     raw = raw[len(codecs.BOM_UTF8) :]
-                elif lineno == 1 and raw.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-                    raise CorpusError(_MSG_UTF16, path=path)
+                elif lineno == 1:
+                    check_not_utf16(raw, path)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError:

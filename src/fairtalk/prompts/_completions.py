@@ -428,7 +428,8 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     """Read a completions JSONL into labelled completions (the frame has :data:`~fairtalk.prompts._published.COLUMNS` and ``id``).
 
     ``label`` is -9 where the file has none (see :func:`label_completions`). Failed items
-    (``completion`` null) are skipped and counted in the summary (``excluded["failed"]``,
+    (``completion`` null, with an ``error`` or without one: a ``text`` beside it is not the
+    completion's) are skipped and counted in the summary (``excluded["failed"]``,
     and ``n_unlabelled``). So are *bad completions*, which no regard label can describe: empty
     ones (``excluded["empty"]``: nothing generated, as question prompts often give) and ones that
     echo the prompt (``excluded["echo"]``: the completion restates it, as chat models answering a
@@ -464,7 +465,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
     for number, record in read_objects(path, what="completions file"):
         summary["n_records"] += 1
         prompts = _with_prompt(prompts, record)
-        failed = record.get("text") is None and "error" in record
+        failed = _failed(record)
         if not failed and _is_copy(record, number, path, seen):  # an identical copy of an earlier line: counted, skipped
             summary["n_duplicate"] += 1
             continue
@@ -472,7 +473,7 @@ def read_completions(path: str | os.PathLike[str]) -> PromptData:
         if failed:
             summary["n_failed"] += 1
             failed_by_group[str(record.get("group") or "")] += 1
-            first_error = first_error or _error_kind(record["error"])
+            first_error = first_error or (_error_kind(record["error"]) if "error" in record else _NO_ERROR)
             continue
         seed, label, text = _checked_fields(record, number, path)
         if text is None or not text.strip():  # nothing to label: counted, never the string "None"
@@ -578,6 +579,15 @@ def _frame_row(record: Mapping[str, Any], seed: int, label: int | None, text: st
         "aligned": True,
         "id": rid,
     }
+
+
+#: The kind of a failed record that says no error: a null completion without one.
+_NO_ERROR = "a null completion without an error"
+
+
+def _failed(record: Mapping[str, Any]) -> bool:
+    """Whether a record is a failed item: a null text with an ``error``, or a null ``completion`` (its text is leftover)."""
+    return (record.get("text") is None and "error" in record) or ("completion" in record and record["completion"] is None)
 
 
 def _error_kind(error: object) -> str:

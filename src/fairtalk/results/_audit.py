@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fairtalk._codec import INLINE, OMIT_DEFAULT, SKIP, Codec, key, keyed
-from fairtalk._responses import EMPTY_KEYS, LOSS_KEYS  # input_summary's counts, by side
+from fairtalk._responses import EMPTY_KEYS, LOSS_KEYS, SAME_CONTEXT_KEY  # input_summary's counts, by side
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import Provenance
@@ -620,6 +620,22 @@ class AuditResult(Codec, Result[str]):
         85
         """
         return PairLosses.from_empties(self.input_summary, self.n_pairs, self.empty_by_dialogue)
+
+    @property
+    def same_context(self) -> int | None:
+        """The pairs measured whose two sides were asked the same context (not counterfactual pairs); None where not counted.
+
+        Read from ``input_summary`` (``n_same_context``, present only where some pair is such): the
+        gates (:func:`fairtalk.gates.evaluate`) fail an axis on which every pair measured is. A
+        result written before they were counted reads None, as one with none.
+
+        Examples
+        --------
+        >>> AuditResult("gender", ("m", "f"), 100, (), input_summary={"n_same_context": 100}).same_context
+        100
+        """
+        found = self.input_summary.get(SAME_CONTEXT_KEY)
+        return None if found is None else int(found)
 
     def detected(self) -> tuple[str, ...]:
         """Names of the primary measures whose verdict is :attr:`Verdict.DIFFERENT` (adjusted p below the result's α).

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 
 from fairtalk._responses import (
+    SAME_CONTEXT_KEY,
     ResponseSet,
     check_axis,
     prompt_cuts,
@@ -34,6 +35,7 @@ from fairtalk.inference import (
     adjust_family,
     certify,
     check_finite,
+    check_gold,
     check_truncation,
     compare_scored,
     complete_means,
@@ -88,6 +90,8 @@ _WARN_SAME_CONTEXT = (
     "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs, and a "
     "difference or an equivalence shown on them says nothing about the groups"
 )
+_WARN_SAME_CONTEXT_GATE = ": every gate fails on this axis"
+_WARN_SAME_CONTEXT_SOME = " (they pull every gap toward 0: a gate's headline says so)"
 _WARN_JUDGE_UNPARSED = (
     "{key}: the judge's answer held {wanted} for {n:,} of {total:,} responses it answered "
     "(side a {n_a:,}, side b {n_b:,}): a pair with such an answer on a side leaves {verdict}'s test ({verdict} is "
@@ -282,7 +286,8 @@ def score(
     Raises
     ------
     InputError
-        Unreadable responses, or fewer than two complete pairs; a list of texts without ``responses_b``.
+        Unreadable responses, or fewer than two complete pairs; a list of texts without ``responses_b``;
+        a ``gold`` file that labels none of the responses' pairs, or none of the measures' keys.
     SpecError
         Unknown axis, measure, correction, test or primary key; a bad or unknown option;
         ``options`` and a keyword option that differ; a measure that returned NaN or infinity.
@@ -297,7 +302,9 @@ def score(
         )
     if responses_b is not None:
         responses = responses_from_texts(responses, responses_b)  # type: ignore[arg-type]
-    scored = prepare_scores(responses, axis=axis, options=opts, engine=resolve_engine(engine), check_ids=True)
+    scored = prepare_scores(
+        responses, axis=axis, options=opts, engine=resolve_engine(engine), check_ids=True, check_gold_joins=True
+    )
     return finalize(scored, adjust_family([scored], opts.correction)[0])
 
 
@@ -395,12 +402,18 @@ def prepare_scores(
     store: RunStore | None = None,
     max_consecutive_failures: int | None = DEFAULT_MAX_CONSECUTIVE_FAILURES,
     check_ids: bool = False,
+    check_gold_joins: bool = False,
 ) -> Scored:
     """Everything of ``score()`` but the correction: measures, tests, intervals, equivalence, divergent pairs.
 
     ``check_ids``: refuse responses whose records or pair ids name another axis (:func:`~fairtalk._responses.check_axis`),
     and warn of ids of the form of a pairs id naming no axis known, as ``score()`` does with responses made
     elsewhere; an audit's own pairs are of its axis.
+
+    ``check_gold_joins``: with a gold file (``options.gold``), refuse one that labels none of the
+    responses' pairs, or none of the measures' keys, once the responses are read and before any
+    is scored (:func:`~fairtalk.inference.check_gold`), as ``score()`` does; an audit checks its
+    gold file against every axis' pairs at once (a file may label one axis of several).
 
     A judge answers through ``store`` (the run's :class:`~fairtalk.store.RunStore`) when given,
     and stops after ``max_consecutive_failures`` failures of one kind in a row (the run's setting).
@@ -417,6 +430,8 @@ def prepare_scores(
         raise SpecError(_MSG_AXIS.format(type=type(axis).__name__))
     read = read_responses(responses, drop_empty=o.drop_empty)  # before any measure (a model) is loaded
     axis_warnings = check_axis(read, lexicon.axis, known_axes(lexicon)) if check_ids else ()
+    if check_gold_joins and o.gold:  # labels that join nothing would leave the gates to the scorer alone
+        check_gold(o.gold, keys=check_score_options(o, lexicon), pair_ids=read.pair_ids)
     measure_options = o.measure_options(lexicon)
     built = build_measures(
         o.measures,
@@ -444,7 +459,7 @@ def _scored(
     chosen = check_keys(o, built)
     lexicon = measure_options.lexicon
     truncation = check_truncation(read, built, lexicon.groups, exclude=o.exclude_truncated)
-    rs = truncation.responses
+    rs, same_context = _same_context(truncation.responses)
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
         n_left_out = truncation.record.n_pairs_left_out or 0
@@ -463,7 +478,7 @@ def _scored(
                 *_loss_warning(rs),
                 *_empty_warning(rs, lexicon.groups),
                 *truncation.warnings,
-                *_same_context(rs),
+                *same_context,
                 *_judge_unparsed(built, scored.scores),
                 *(w for m in built if isinstance(m, Judge) and (w := m.failure_warning) is not None),
                 *scored.warnings,
@@ -496,11 +511,20 @@ def _judge_unparsed(built: Sequence[AnyMeasure], scores: Mapping[str, KeyScores]
     return tuple(warnings)
 
 
-def _same_context(rs: ResponseSet) -> tuple[str, ...]:
-    """The warning counting the pairs whose two sides were asked the same (non-empty) context, if any."""
+def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
+    """``rs`` counting the pairs whose two sides were asked the same (non-empty) context, and the warning, if any.
+
+    The count goes to the summary (:data:`~fairtalk._responses.SAME_CONTEXT_KEY`, the result's
+    ``input_summary``) only where some pair is such: the gates fail an axis where every pair is.
+    """
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
     n = sum(a == b and bool(a.strip()) for a, b in contexts)
-    return (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs),) if n else ()
+    if not n:  # a set read again may carry an earlier count
+        kept = {k: v for k, v in rs.summary.items() if k != SAME_CONTEXT_KEY}
+        return (rs if len(kept) == len(rs.summary) else replace(rs, summary=kept)), ()
+    counted = replace(rs, summary={**rs.summary, SAME_CONTEXT_KEY: n})
+    gate = _WARN_SAME_CONTEXT_GATE if rs.n_pairs - n < 2 else _WARN_SAME_CONTEXT_SOME
+    return counted, (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs) + gate,)
 
 
 def _tested(

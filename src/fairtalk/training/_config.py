@@ -16,6 +16,10 @@ _MSG_MODEL = "unknown model {model!r}"
 _MSG_DEBIAS = "unknown debiasing method {debias!r}"
 _MSG_POSITIVE = "{name} must be a positive integer, got {value!r}"
 _DEFAULT_LR = {"seq2seq": 1e-3, "retrieval": 1e-3}
+#: The largest learning rate taken: float32's largest finite value. The weights train in float32, and a larger
+#: rate cannot be converted to it (torch stops mid-run with an overflow).
+MAX_LR = 3.4028234663852886e38
+_MSG_LR = "lr must be a finite number > 0 and at most {most:.4g} (float32's largest, the weights' precision), got {value!r}"
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,10 @@ class TrainConfig:
             raise SpecError(f"max_dialogues must be >= 2, got {self.max_dialogues!r}")
         if not self.wer_k >= 0:
             raise SpecError(f"wer_k must be >= 0, got {self.wer_k!r}")
+        if self.lr is not None and (
+            isinstance(self.lr, bool) or not isinstance(self.lr, (int, float)) or not 0 < self.lr <= MAX_LR
+        ):  # nan fails too
+            raise SpecError(_MSG_LR.format(most=MAX_LR, value=self.lr))
 
     @property
     def learning_rate(self) -> float:

@@ -18,6 +18,9 @@ If the function has a ``seed`` parameter (single) or ``seeds`` parameter (batche
 
 - Exceptions the callable raises become :class:`~fairtalk.errors.ResponderError` for
   that item (a batched call is bisected to find the failing items).
+- A response that is not text (not a string, or a string with a lone surrogate, which no UTF-8
+  file can hold) is a :class:`~fairtalk.errors.BadResponse` for that item: a failure of its
+  side, counted by kind, as a server's bad answer is; it is never stored altered.
 - A single function answers item by item through ``respond_stream``: the run store commits
   each answer, and counts each failure toward its ``max_consecutive_failures``, as it finishes
   (a function that hangs costs that many timeouts, not one per item of a batch).
@@ -92,6 +95,10 @@ _MSG_RAISED = "{target} raised {kind}: {error}"
 _MSG_NOT_LIST = "{target} returned {kind}; a batched callable must return a list of strings"
 _MSG_LENGTH = "{target} returned {n_results} responses for {n_contexts} contexts"
 _MSG_NOT_STR = "{target} returned {kind} for the context {excerpt}; responses must be strings"
+_MSG_SURROGATE = (
+    "{target} returned a string holding a lone surrogate (U+{code:04X} at character {at}) for the context {excerpt}; "
+    "no UTF-8 text can hold one: responses must be text (decode bytes with errors='replace')"
+)
 #: Characters of a context's start, and of its end, that name it in a message (a context within twice that, whole).
 _EXCERPT_CHARS = 30
 _MSG_TIMEOUT = "{target} did not return within timeout={timeout:g} s (the call was abandoned)"
@@ -280,11 +287,22 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         raise failure from value
 
     def _check_item(self, value: Any, context: str) -> str:
-        """``value`` when it is a string, else BadResponse naming the context it answered (its start and end)."""
+        r"""``value`` when it is text, else BadResponse naming the context it answered (its start and end).
+
+        Text is a string UTF-8 can hold: one with a lone surrogate (``"a\ud800b"``, bytes decoded
+        with ``surrogateescape``) is a bad response, counted as a failure of its side as a
+        non-string is, not stored altered.
+        """
         if not isinstance(value, str):
             raise BadResponse(
                 _MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, excerpt=_excerpt(transcript(context)))
             )
+        if not value.isascii():
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                code, excerpt = ord(value[exc.start]), _excerpt(transcript(context))
+                raise BadResponse(_MSG_SURROGATE.format(target=self.name, code=code, at=exc.start, excerpt=excerpt)) from None
         return value
 
     def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
