@@ -53,6 +53,8 @@ _MSG_SAME_FILE = (
     "--responses and side B's in another file, aligned line by line (one file as both sides shows no difference, "
     "whatever the model does)"
 )
+#: Ctrl-C before the report is written.
+_MSG_NOT_WRITTEN = "the report was not written (score keeps nothing to resume from: run it again)"
 #: How much of a line is read to tell whether a file starts with a JSON object.
 _FIRST_LINE_LIMIT = 1 << 20
 
@@ -223,7 +225,8 @@ def score(
         outcomes = [evaluate({result.axis: result}, g) for g in gates]  # the gates requested: in the pages and the JSON
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
-        interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
+        earlier = any(os.path.isfile(os.path.join(output, name)) for name in FILE_NAMES.values())
+        interrupted(note=_MSG_NOT_WRITTEN, earlier=output if earlier else None)
     when_interrupted(f"the report was written in {output}", ci_outputs(), keep=[output])
     if json_out:
         from fairtalk.results import versioned
