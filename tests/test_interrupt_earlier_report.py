@@ -36,7 +36,7 @@ def test_ctrl_c_in_score_names_the_earlier_passing_report_left_in_the_folder(
                 f.write(json.dumps({"pair_id": f"p{i}", "side": side, "context": "he/she", "response": "ok then"}) + "\n")
     out, junit = tmp_path / "out", tmp_path / "j.xml"
     args = ["score", "--responses", str(responses), "--axis", "gender", "-o", str(out), "--junit", str(junit)]
-    args += ["--resamples", "200", "--fail-on-bias"]
+    args += ["--resamples", "200", "--measures", "length", "--fail-on-bias"]
     monkeypatch.setattr(fairtalk, "score", _ctrl_c)
     first = runner.invoke(app, [*args, "-o", str(tmp_path / "fresh")])  # no earlier report: none named
     assert first.exit_code == 130 and "earlier run" not in _said(first)
