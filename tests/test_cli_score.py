@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -440,3 +441,20 @@ def test_the_report_is_titled_score_and_names_the_responses_it_read(biased, tmp_
     html = (out / "report.html").read_text(encoding="utf-8")
     assert "<title>fairtalk score: gender (male vs female)</title>" in html and "<h1>fairtalk score: gender" in html
     assert line in html and "fairtalk audit" not in html
+
+
+@pytest.mark.parametrize("how", ["same", "dotted", "symlink", "hardlink"])
+def test_one_file_as_both_sides_of_the_two_file_layout_is_refused(tmp_path, monkeypatch, how) -> None:
+    """Review finding: a.txt as --responses and --responses-b passed --fail-unless-equivalent (every pair identical)."""
+    monkeypatch.chdir(tmp_path)
+    Path("a.txt").write_text("\n".join(_NEUTRAL * 60) + "\n", encoding="utf-8")
+    other = {"same": "a.txt", "dotted": "./a.txt", "symlink": "link.txt", "hardlink": "hard.txt"}[how]
+    if how == "symlink":
+        Path("link.txt").symlink_to(tmp_path / "a.txt")
+    elif how == "hardlink":
+        Path("hard.txt").hardlink_to("a.txt")
+    args = ("--responses", "a.txt", "--responses-b", other, "--axis", "gender", "-o", "out", "--fail-unless-equivalent")
+    done = _score(*args)
+    assert done.exit_code == 2, done.output
+    assert f"error: --responses-b {other} is the same file as --responses a.txt" in " ".join(done.stderr.split())
+    assert not Path("out").exists()

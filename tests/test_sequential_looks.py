@@ -177,3 +177,23 @@ def test_a_key_identical_on_every_pair_holds_the_run_back_and_the_record_and_con
     said = " ".join(done.output.split())
     assert "budget spent, still undecided: offense_rate" in said
     assert "gender: offense_rate held the run back: identical on every pair, so there is no difference to test" in said
+
+
+def test_the_report_pages_and_index_say_why_each_undecided_key_held_the_run_back(tmp_path: Path) -> None:
+    """Review finding: index.html and report.md/html said only "budget spent, still undecided: offense_rate"."""
+    import html
+
+    out = tmp_path / "out"
+    args = ["audit", "--corpus", str(_big_corpus(tmp_path)), "--axis", "gender", "--model", "builtin:echo", "-o", str(out)]
+    done = runner.invoke(app, [*args, "--until-decided", "--pairs", "20", "--max-pairs", "40", "--measures", "offense"])
+    assert done.exit_code == 0, done.output
+    why = json.loads((out / "gender" / "results.json").read_text())["manifest"]["audit"]["sequential"]["undecided_why"]
+    reason = f"offense_rate held the run back: {why['offense_rate']}."
+    assert reason.startswith("offense_rate held the run back: identical on every pair")
+    markdown = (out / "gender" / "report.md").read_text()
+    item = next(line for line in markdown.split("\n\n") if line.startswith("- offense\\_rate held the run back"))
+    assert " ".join(item.split()) == "- " + reason.replace("_", "\\_") and max(map(len, item.splitlines())) <= 80
+    page = html.unescape((out / "gender" / "report.html").read_text())
+    assert f'<ul class="meta" id="undecided"><li>{reason}</li></ul>' in page
+    index = html.unescape((out / "index.html").read_text())
+    assert f"<p>{reason}</p>" in index

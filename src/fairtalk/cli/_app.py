@@ -452,11 +452,15 @@ def fail(error: FairtalkError | str) -> NoReturn:
     raise typer.Exit(code=EXIT_USAGE)
 
 
-def interrupted(store: object = None, *, note: str | None = None, keep: Iterable[str] = ()) -> NoReturn:
+def interrupted(
+    store: object = None, *, note: str | None = None, keep: Iterable[str] = (), earlier: str | None = None
+) -> NoReturn:
     """Ctrl-C: say where the answers so far are kept (or that they are lost, without a store file), and exit 130.
 
     ``note``: what to say instead, for a command that keeps no answers or has written its outputs; ``keep``: the
-    paths it names, each kept on one line (see :func:`~fairtalk.cli._console.wrap_prose`).
+    paths it names, each kept on one line (see :func:`~fairtalk.cli._console.wrap_prose`). ``earlier``: the
+    output folder, where it holds an earlier run's report that this run would have replaced (it is said to be
+    that run's, not this one's: a result read from it is no outcome of this run).
     """
     if note is not None:
         where = f" {note}" if note.startswith("after ") else f"; {note}"
@@ -468,9 +472,16 @@ def interrupted(store: object = None, *, note: str | None = None, keep: Iterable
         where = "; no answer had been generated yet"
     else:
         where = f"; the answers so far are kept in {store}: re-run the same command to resume"
+    if earlier is not None:
+        where += _MSG_EARLIER.format(folder=earlier)
     _LAST_STOP[:] = [f"interrupted{where}"]
-    say(f"interrupted{where}", style="yellow", stderr=True, keep=[*keep, *([] if store is None else [str(store)])])
+    named = [*keep, *([] if store is None else [str(store)]), *([] if earlier is None else [earlier])]
+    say(f"interrupted{where}", style="yellow", stderr=True, keep=named)
     raise typer.Exit(code=EXIT_INTERRUPTED)
+
+
+#: Said on Ctrl-C where the output folder still holds the report of an earlier run (:func:`interrupted`).
+_MSG_EARLIER = "; {folder} still holds an earlier run's report: its results and gate outcomes are not this run's"
 
 
 def _store_lost(store: object) -> str | None:

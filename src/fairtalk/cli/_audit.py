@@ -319,6 +319,7 @@ def audit(  # noqa: C901, PLR0915
     config_file = one_config(config_given)  # one path (a second --config is refused)
     store_path: object = store  # the default store is known once the options are read
     gates = gates_in_force(fail_on_bias=fail_on_bias, fail_unless_equivalent=fail_unless_equivalent)
+    earlier: tuple[str, ...] = ()  # the axes of an earlier run in the output folder, said on Ctrl-C
     try:
         if fail_if_worse and baseline_model is None:
             raise fairtalk.SpecError(_MSG_WORSE_ALONE)
@@ -335,7 +336,8 @@ def audit(  # noqa: C901, PLR0915
     except fairtalk.InputError as exc:
         raise _with_rerun(exc, ctx, store_path) from exc
     except KeyboardInterrupt:
-        interrupted(store_path, note=None if store_path is not None else "no answer had been generated yet")
+        note = None if store_path is not None else "no answer had been generated yet"
+        interrupted(store_path, note=note, earlier=str(output) if earlier else None)
     when_interrupted(f"the run was written in {output}", _missing(baseline_model), store_path, keep=[output])
     outcomes = [evaluate(run.results, g) for g in gates]  # the gates requested, as the report states them: in the JSON
     document = {"run": run.to_dict(), "results": {name: r.to_dict() for name, r in run.results.items()}} if json_out else {}

@@ -47,6 +47,14 @@ _MSG_JSONL_BESIDE_B = (
     "--responses-b takes plain-text answers, one per line (side B's, aligned with side A's in --responses), but {path} "
     "starts with a JSON object; a JSONL responses file (pair_id, side, response records) goes alone in --responses"
 )
+#: ``--responses-b`` naming the file ``--responses`` names: every pair's two sides would be the same answer.
+_MSG_SAME_FILE = (
+    "--responses-b {path_b} is the same file as --responses {path_a}: the two-file layout takes side A's answers in "
+    "--responses and side B's in another file, aligned line by line (one file as both sides shows no difference, "
+    "whatever the model does)"
+)
+#: Ctrl-C before the report is written.
+_MSG_NOT_WRITTEN = "the report was not written (score keeps nothing to resume from: run it again)"
 #: How much of a line is read to tell whether a file starts with a JSON object.
 _FIRST_LINE_LIMIT = 1 << 20
 
@@ -70,10 +78,24 @@ def _starts_with_json_object(path: str) -> bool:
 
 
 def _check_two_files(path_a: str, path_b: str, shown_a: str) -> None:
-    """A usage error where either file of the two-file layout is a JSONL file (records read as answers otherwise)."""
+    """A usage error where either file of the two-file layout is a JSONL file, or both are one file (a link to it too).
+
+    A JSONL file's records would be read as answers; one file as both sides would make every pair's two answers the
+    same, and an equivalence gate would pass whatever the model does.
+    """
+    if _same_file(path_a, path_b):
+        raise InputError(_MSG_SAME_FILE.format(path_a=shown_a, path_b=path_b))
     for path, shown in ((path_a, shown_a), (path_b, path_b)):
         if _starts_with_json_object(path):
             raise InputError(_MSG_JSONL_BESIDE_B.format(path=shown))
+
+
+def _same_file(path_a: str, path_b: str) -> bool:
+    """Whether two paths name one file: the same path once resolved, or the same inode (a hard or symbolic link)."""
+    try:
+        return os.path.realpath(path_a) == os.path.realpath(path_b) or os.path.samefile(path_a, path_b)
+    except (OSError, ValueError):  # missing or unreadable: the reader says why
+        return False
 
 
 SCORE_ENGINE = typer.Option(
@@ -203,7 +225,8 @@ def score(
         outcomes = [evaluate({result.axis: result}, g) for g in gates]  # the gates requested: in the pages and the JSON
         paths = write_report(result, output, gates=outcomes)
     except KeyboardInterrupt:
-        interrupted(note="the report was not written (score keeps nothing to resume from: run it again)")
+        earlier = any(os.path.isfile(os.path.join(output, name)) for name in FILE_NAMES.values())
+        interrupted(note=_MSG_NOT_WRITTEN, earlier=output if earlier else None)
     when_interrupted(f"the report was written in {output}", ci_outputs(), keep=[output])
     if json_out:
         from fairtalk.results import versioned

@@ -6,7 +6,17 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from fairtalk.cli._app import IN_MEMORY, app, check_output_file, console, info, print_json, say
+from fairtalk.cli._app import (
+    IN_MEMORY,
+    app,
+    check_output_file,
+    console,
+    info,
+    interrupted,
+    print_json,
+    say,
+    when_interrupted,
+)
 from fairtalk.cli._choices import SimilarityMethod, comma_list
 from fairtalk.cli._respond import (
     BATCH_SIZE,
@@ -94,24 +104,29 @@ def similarity(
         stop=stop,
         repetition_penalty=repetition_penalty,
     )
-    with progress_bars() as progress:
-        result = fairtalk.similarity_test(
-            pairs,
-            model=model,
-            methods=chosen,
-            seed=seed,
-            settings=settings,
-            store=store,
-            alpha=alpha,
-            batch_size=batch_size,
-            model_args=model_options(model_arg, system_prompt),
-            model_version=model_version,
-            progress=progress,
-            max_consecutive_failures=max_consecutive_failures,
-        )
+    try:
+        with progress_bars() as progress:
+            result = fairtalk.similarity_test(
+                pairs,
+                model=model,
+                methods=chosen,
+                seed=seed,
+                settings=settings,
+                store=store,
+                alpha=alpha,
+                batch_size=batch_size,
+                model_args=model_options(model_arg, system_prompt),
+                model_version=model_version,
+                progress=progress,
+                max_consecutive_failures=max_consecutive_failures,
+            )
+        if output is not None:
+            result.write(output)  # atomic: Ctrl-C meanwhile leaves the earlier file (or none)
+    except KeyboardInterrupt:  # the answers so far are in the store (a rerun resumes), or were not kept without one
+        interrupted(store)
     if output is not None:
-        result.write(output)
         info(f"wrote {output}", keep=[output])  # on stderr under --json (json_mode), like every message
+        when_interrupted(f"{output} was written", keep=[output])
     for warning in result.warnings:  # on stderr under --json, like every message
         say(f"warning: {warning}", style="bold yellow")
     if json_out:

@@ -41,6 +41,7 @@ __all__ = [
     "served_line",
     "system_prompt_hash",
     "system_prompt_of",
+    "undecided_reasons",
 ]
 
 #: Hex digits of a system prompt's SHA-256 shown in a header.
@@ -161,6 +162,19 @@ def sequential_summary(provenance: Provenance) -> str | None:
         f"{_number(record.nominal_alpha):.4g} (two-sided), {_number(record.nominal_alpha_equivalence):.4g} "
         f"(each one-sided equivalence test)"
     )
+
+
+def undecided_reasons(provenance: Provenance) -> list[str]:
+    """Why each key an ``--until-decided`` axis spent its budget on is undecided: ``"KEY held the run back: reason"``.
+
+    Empty for an axis that decided every primary measure, a fixed-size audit, or a result from before the reasons
+    were recorded (``undecided_why``; :func:`sequential_summary` names those keys without a reason).
+    """
+    record = provenance.sequential
+    if record is None or record.stopped == "all decided":
+        return []
+    why = record.undecided_why or {}
+    return [f"{key} held the run back: {why[key]}" for key in record.undecided or () if why.get(key)]
 
 
 def result_header(result: AuditResult, run_config: Mapping[str, Any] | None = None) -> str | None:

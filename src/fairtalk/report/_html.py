@@ -15,7 +15,7 @@ from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import scorer_check_items
-from fairtalk.report._decoding import result_decoding, result_header, result_served
+from fairtalk.report._decoding import result_decoding, result_header, result_served, undecided_reasons
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
@@ -163,6 +163,7 @@ def render_html(
         "correction": correction_name(result),
         "decoding": result_decoding(result),
         "header": result_header(result, run_config),
+        "undecided": undecided_reasons(result.provenance),
         "served": result_served(result),
         "corpus": result_corpus(result),
         "answers": answers,

@@ -27,7 +27,7 @@ from fairtalk.files import (
     written_files,
 )
 from fairtalk.gates import GateOutcome, labels_findings
-from fairtalk.report._decoding import decoding_text, run_header, sequential_summary
+from fairtalk.report._decoding import decoding_text, run_header, sequential_summary, undecided_reasons
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
 from fairtalk.report._origin import answers_line, skipped_note, store_for_page
@@ -144,7 +144,8 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
 
 def _sequential_sentences(provenance: Provenance) -> list[str]:
     line = sequential_summary(provenance)
-    return [] if line is None else [line[0].upper() + line[1:] + "."]
+    held = [f"{why}." for why in undecided_reasons(provenance)]  # the reason each key held the run back
+    return [] if line is None else [line[0].upper() + line[1:] + ".", *held]
 
 
 def render_index(

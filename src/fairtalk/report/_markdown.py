@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -14,7 +15,7 @@ from fairtalk.gates import GateOutcome
 from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import FLAG, scorer_check_items
-from fairtalk.report._decoding import result_decoding, result_header, result_served
+from fairtalk.report._decoding import result_decoding, result_header, result_served, undecided_reasons
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates, outcome_word
 from fairtalk.report._html import clip, judged_sides
@@ -59,6 +60,18 @@ def _row(cells: tuple[str, ...], *, bold: bool) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _undecided_list(result: AuditResult) -> tuple[str, ...]:
+    """The keys a sequential audit spent its budget on and why each is undecided: a list, each item wrapped at 80 columns."""
+    reasons = undecided_reasons(result.provenance)
+    if not reasons:
+        return ()
+    items = (
+        textwrap.fill(md_escape(f"{why}."), width=80, initial_indent="- ", subsequent_indent="  ", break_on_hyphens=False)
+        for why in reasons
+    )
+    return (*items, "")
+
+
 def render_markdown(
     result: AuditResult,
     *,
@@ -90,6 +103,7 @@ def render_markdown(
         "",
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
+        *_undecided_list(result),
         *((_flagged(*served), "") if (served := result_served(result)) else ()),
         *((_flagged(*corpus), "") if (corpus := result_corpus(result)) else ()),
         *((f"{md_escape(answers)}.", "") if answers else ()),
