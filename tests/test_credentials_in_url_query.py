@@ -79,6 +79,8 @@ def test_a_credential_in_the_query_of_a_server_url_is_recorded_masked(name: str)
     in_spec = AuditConfig(model=f"openai:m?base_url={url.replace('&', '%26')}&timeout=5").to_dict()
     assert SECRET not in json.dumps(in_spec) and f"%26{name}=***&timeout=5" in in_spec["model"]
     assert hide_credentials(f"openai:{url}#m") == f"openai:http://127.0.0.1:9/v1?model=x&{name}=***#m"
+    judged = AuditConfig(score={"measures": f"length,judge:openai:m?base_url={url.replace('&', '%26')}"}).to_dict()
+    assert judged["score"]["measures"] == ["length", f"judge:openai:m?base_url=http://127.0.0.1:9/v1?model=x%26{name}=***"]
 
 
 def test_other_query_parameters_are_kept_as_written() -> None:
@@ -97,7 +99,8 @@ def test_no_output_of_an_audit_holds_the_key_in_the_server_url(
         model = [f"openai:m?base_url={keyed}&timeout=5&max_concurrency=2"]
     else:
         model = ["openai:m?timeout=5&max_concurrency=2", "--model-arg", f"base_url={keyed}"]
-    args = ["audit", "-vv", "--corpus", "builtin:chitchat", "--axis", "gender", "--pairs", "8", "--measures", "length"]
+    measures = f"length,judge:openai:m?base_url={keyed}"  # a judge on the same server: its spec names the URL too
+    args = ["audit", "-vv", "--corpus", "builtin:chitchat", "--axis", "gender", "--pairs", "8", "--measures", measures]
     done = runner.invoke(app, [*args, "--model", *model, "-o", str(out), "--junit", str(junit), "--json"])
     assert done.exit_code == 0, done.output
     _assert_secret_sent(seen, name)

@@ -545,7 +545,7 @@ class AuditConfig:
 
         A URL's ``user:password@`` (``//***@``) and the value of a credential in its query
         (``?api-key=***``: see :func:`~fairtalk.models.hide_credentials`) are masked in the model
-        spec and in every model option (``--model-arg base_url=...``).
+        spec, in every model option (``--model-arg base_url=...``) and in a judge's spec.
         """
         out: dict[str, Any] = {key: getattr(self, key) for key in self.keys()}
         out["axes"] = [a if isinstance(a, str) else (a.source if a.variant == "custom" else a.axis) for a in self.axes]
@@ -561,6 +561,8 @@ class AuditConfig:
         out["settings"] = self.settings.to_dict()
         out["engine"] = self.engine.to_dict() if isinstance(self.engine, RayEngine) else "local"
         out["score"] = self.score.to_dict()
+        if out["score"]["measures"] is not None:  # a judge's spec (judge:openai:URL#MODEL) may name its server
+            out["score"]["measures"] = [hide_credentials(name) for name in out["score"]["measures"]]
         return out
 
 
