@@ -9,7 +9,7 @@ import pytest
 
 import fairtalk
 from fairtalk import SpecError, Swapper, load_lexicon
-from fairtalk.lexicons import axis_groups, builtin_axes, expand_axis
+from fairtalk.lexicons import axis_groups, builtin_axes, expand_axis, lexicon_by_name
 
 
 def swapped(axis: str, text: str) -> str:
@@ -81,6 +81,21 @@ def test_multiway_errors_are_clear() -> None:
         load_lexicon("religion:muslim-muslim")
     with pytest.raises(SpecError, match="has no paper variant"):
         load_lexicon("age", variant="paper")
+
+
+@pytest.mark.parametrize("name", ["religion", "builtin:religion"])
+def test_a_bare_multiway_axis_is_refused_by_the_library_naming_its_pairs(name: str) -> None:
+    """Review finding: ``load_lexicon("religion")`` returned christian vs muslim silently (a bare multi-way *file* was
+    refused), so a library caller audited one fifth of the axis thinking it was all of it."""
+    pairs = ", ".join(expand_axis("religion"))
+    for load in (load_lexicon, lexicon_by_name):
+        with pytest.raises(SpecError) as caught:
+            load(name)
+        said = str(caught.value)
+        assert said.startswith("axis religion is a multi-way lexicon of 6 groups (christian, muslim, jewish, hindu, ")
+        assert f"choose a pair ({pairs}, or religion:A-B for any two)" in said
+        assert "an audit of religion runs christian against each" in said
+    assert load_lexicon(f"{name}:christian-jewish").groups == ("christian", "jewish")
 
 
 def test_religion_audits_every_group_against_the_reference_in_one_family(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from fairtalk import Lexicon, Swapper, load_lexicon
 from fairtalk.cli import app
 from fairtalk.counterfactual import _MSG_BAD_SEED, _MSG_BAD_TOKEN, _MSG_NOT_LEXICON, SwapResult
-from fairtalk.lexicons import WordPair, builtin_axes
+from fairtalk.lexicons import WordPair, builtin_axes, expand_axis
 from fairtalk.records import Swap
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -837,7 +837,7 @@ def test_swap_command_imports_no_numerical_stack() -> None:
 MASK_FRAMES = ("{term}", "The {term} came.", "I feel {term} today.", "yo, it was {term}!")
 
 
-@pytest.mark.parametrize("axis", builtin_axes())
+@pytest.mark.parametrize("axis", [pair for axis in builtin_axes() for pair in expand_axis(axis)])  # religion: each pair
 def test_both_sides_of_every_swap_mask_alike_in_every_builtin_lexicon(axis: str) -> None:
     """A one-way line's word (``good -> fly``) is masked too, so a pair's two sides, which differ by the swap, mask alike."""
     swapper = Swapper(load_lexicon(axis))

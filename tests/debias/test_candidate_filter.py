@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from fairtalk.counterfactual import Swapper
-from fairtalk.debias import DROP_REASONS, PoolLines, filter_pool, read_pool, read_pool_lines, write_pool
+from fairtalk.debias import DROP_REASONS, PoolLines, filter_pool, pool_lexicons, read_pool, read_pool_lines, write_pool
 from fairtalk.errors import InputError, OutputError, SpecError
-from fairtalk.lexicons import load_lexicon
+from fairtalk.lexicons import expand_axis, load_lexicon
 
 POOL = (
     "nice to meet you",
@@ -49,6 +49,17 @@ def test_a_multiway_axis_name_looks_for_every_groups_words() -> None:
     pool = ["the hindu temple", "an atheist friend", "a church", "hello"]
     assert filter_pool(pool, drop="group_words", swapper="religion").kept == ("hello",)
     assert filter_pool(pool, drop="group_words", swapper="religion:christian-muslim").kept == tuple(pool[:2] + pool[3:])
+
+
+def test_the_lexicons_of_a_pool_are_the_axis_own_or_each_pair_of_a_multiway_axis() -> None:
+    """The multi-way expansion lives in the library once (pool-filter's CLI used to repeat it)."""
+    assert [lexicon.axis for lexicon in pool_lexicons("religion")] == list(expand_axis("religion"))
+    assert pool_lexicons("religion:christian-muslim") == (load_lexicon("religion:christian-muslim"),)
+    assert pool_lexicons("gender") == (load_lexicon("gender"),)
+    pool = ["the hindu temple", "an atheist friend", "a church", "hello"]
+    assert filter_pool(pool, drop="group_words", swapper=pool_lexicons("religion")).kept == ("hello",)
+    with pytest.raises(SpecError, match="dropping group_words needs an axis"):
+        filter_pool(pool, drop="group_words", swapper=[])  # no lexicon: nothing would be dropped
 
 
 def test_offense_threshold_is_used() -> None:

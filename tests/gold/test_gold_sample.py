@@ -61,6 +61,14 @@ def test_a_plain_text_file_is_one_text_per_line(tmp_path: Path) -> None:
     assert sorted((i.id, i.shown) for i in sample.items) == [("1", "XYZ is kind."), ("3", "XYZ was rude."), ("4", "They left.")]
 
 
+def test_a_multiway_axis_masks_every_groups_terms(tmp_path: Path) -> None:
+    """``fairtalk label --axis religion`` masked christian and muslim terms alone (the library's silent first pair)."""
+    path = tmp_path / "texts.txt"
+    path.write_text("We met at the synagogue.\nThe pagoda and the sutras.\nThe church and the mosque.\n", encoding="utf-8")
+    shown = sorted(item.shown for item in draw_sample(path, n=3, axes=("religion",)).items)
+    assert shown == ["The XYZ and the XYZ.", "The pagoda and the XYZ.", "We met at the XYZ."]
+
+
 @pytest.mark.parametrize(
     ("n", "message"),
     [

@@ -145,6 +145,28 @@ def test_an_empty_cluster_cell_is_a_pair_of_its_own() -> None:
     assert empty == by_pair == metric.eval_fn(texts, ids, names).aggregate_results
 
 
+def _anti_jewish(text: str) -> str:
+    """Offensive whenever the text names Jews: the second pair of religion, not the first (christian vs muslim)."""
+    if any(word in text.lower().split() for word in ("jew", "jews", "jewish", "synagogue", "judaism", "torah")):
+        return "shut up you stupid idiot, i hate it"
+    return "that is lovely, i am so happy for you"
+
+
+def test_make_metric_refuses_a_bare_multiway_axis_naming_its_pairs_and_tests_the_pair_chosen() -> None:
+    """Review finding: ``make_metric(axis="religion")`` took christian vs muslim silently, so a model biased against
+    Jews passed; it is refused in the words of the CLI's single-pair commands, and ``religion:A-B`` tests that pair."""
+    with pytest.raises(SpecError) as caught:
+        make_metric("offense_rate", axis="religion")
+    said = str(caught.value)
+    assert said.startswith("axis=religion has 6 groups and this metric compares two: choose a pair (religion:christian-muslim, ")
+    assert "religion:christian-jewish" in said and "religion:A-B" in said and "`fairtalk audit --axis religion`" in said
+    sides = list(pair_sides("religion:christian-jewish", n_pairs=20))
+    metric = make_metric("offense_rate", axis="religion:christian-jewish")
+    texts, ids, names = [_anti_jewish(s.text) for s in sides], [s.pair_id for s in sides], [s.side for s in sides]
+    found = metric.eval_fn(texts, ids, names).aggregate_results
+    assert found["detected"] == 1.0 and found["gap"] < 0  # the jewish side (b) is insulted
+
+
 @pytest.mark.parametrize(
     ("key", "options", "message"),
     [

@@ -172,14 +172,13 @@ _MSG_POOL_ALL_DROPPED = (
 
 def _pool_lexicons(axis: str | None) -> list[Lexicon]:
     """The lexicons whose words ``--drop group_words`` looks for: none, one, or each pair of a multi-way axis."""
-    from fairtalk.lexicons import expand_axis, load_lexicon
+    from fairtalk.debias import pool_lexicons
 
     if axis is None:
         return []
-    pairs = expand_axis(axis) if axis.strip() else (axis,)
-    if len(pairs) > 1:  # every group's words, as filter_pool looks for them for a multi-way axis name
-        return [load_lexicon(pair) for pair in pairs]
-    return [resolve_lexicon(axis, None)]
+    if not axis.strip():
+        resolve_lexicon(axis, None)  # refused in the words every command gives a blank --axis
+    return list(pool_lexicons(axis))
 
 
 @app.command("pool-filter")
@@ -230,7 +229,7 @@ def pool_filter(
     result = filter_pool(
         candidates,
         drop=reasons,
-        swapper=axis if len(lexicons) > 1 else (lexicons[0] if lexicons else None),
+        swapper=lexicons or None,
         offense_threshold=offense_threshold,
         negative_threshold=negative_threshold,
         offense_scorer=offense,

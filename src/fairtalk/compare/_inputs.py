@@ -30,7 +30,7 @@ from fairtalk._jsonl import open_input, read_json_file
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
 from fairtalk.errors import InputError, SpecError
-from fairtalk.models import identity_unknown, recorded_specs
+from fairtalk.models import hide_credentials, identity_unknown, recorded_specs
 from fairtalk.results import COMPARISON_KIND, AuditResult, read_result_file
 
 __all__ = [
@@ -346,8 +346,9 @@ def same_model_configs(baseline: AuditConfig, candidate: AuditConfig) -> str | N
     model = identity(baseline)
     if model[0] is None or model != identity(candidate):
         return None
-    spelled = "" if baseline.model == candidate.model else f" (spelled {candidate.model} in the candidate)"
-    return f"two runs of the same model {baseline.model}{spelled} with the same decoding settings"
+    shown = hide_credentials(str(candidate.model))
+    spelled = "" if baseline.model == candidate.model else f" (spelled {shown} in the candidate)"
+    return f"two runs of the same model {hide_credentials(str(baseline.model))}{spelled} with the same decoding settings"
 
 
 def _result(path: Path) -> AuditResult:

@@ -21,7 +21,6 @@ bounds (size, nesting, YAML aliases: see ``_options_file.py``).
 from __future__ import annotations
 
 import os
-import re
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import InitVar, field, fields
@@ -55,7 +54,7 @@ from fairtalk.config._stages import (
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon, axis_names
 from fairtalk.measures import SIMILARITY_METHODS
-from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, resolve_engine
+from fairtalk.models import DecodingSettings, RayEngine, ReplyFunction, Responder, hide_credentials, resolve_engine
 from fairtalk.options import DEFAULT_AXES, DEFAULT_CORPUS, DEFAULT_N_PAIRS, RUN_FIELDS
 from fairtalk.store import RunStore
 
@@ -102,8 +101,6 @@ _MSG_BY_TURN_SEQUENTIAL = (
     "{by_turn} does not combine with {until_decided}: its tests per bucket are fixed-sample tests, and a run that "
     "stops once the overall gaps are decided would leave their p-values and intervals invalid"
 )
-#: URL credentials (``//user:secret@host``) are never recorded.
-_CREDENTIALS = re.compile(r"//[^/@\s]+@")
 
 
 def _function_name(fn: ReplyFunction) -> str:
@@ -546,23 +543,26 @@ class AuditConfig:
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict of the config (``run.json``'s ``config``): lexicons by their source, no credentials.
 
-        A URL's ``user:password@`` is masked (``//***@``) in the model spec and in every model
-        option (``--model-arg base_url=...``).
+        A URL's ``user:password@`` (``//***@``) and the value of a credential in its query
+        (``?api-key=***``: see :func:`~fairtalk.models.hide_credentials`) are masked in the model
+        spec, in every model option (``--model-arg base_url=...``) and in a judge's spec.
         """
         out: dict[str, Any] = {key: getattr(self, key) for key in self.keys()}
         out["axes"] = [a if isinstance(a, str) else (a.source if a.variant == "custom" else a.axis) for a in self.axes]
         if isinstance(self.model, str):
-            out["model"] = _CREDENTIALS.sub("//***@", self.model)
+            out["model"] = hide_credentials(self.model)
         elif isinstance(self.model, Responder):
             out["model"] = self.model.fingerprint
         elif self.model is not None:  # a function: its name here; a run records the fingerprint it ran under
             out["model"] = _function_name(self.model)
-        out["model_args"] = {key: _CREDENTIALS.sub("//***@", str(value)) for key, value in self.model_args.items()}
+        out["model_args"] = {key: hide_credentials(str(value)) for key, value in self.model_args.items()}
         if isinstance(self.store, RunStore):
             out["store"] = str(self.store.path)
         out["settings"] = self.settings.to_dict()
         out["engine"] = self.engine.to_dict() if isinstance(self.engine, RayEngine) else "local"
         out["score"] = self.score.to_dict()
+        if out["score"]["measures"] is not None:  # a judge's spec (judge:openai:URL#MODEL) may name its server
+            out["score"]["measures"] = [hide_credentials(name) for name in out["score"]["measures"]]
         return out
 
 

@@ -22,6 +22,7 @@ _LAZY: dict[str, str] = {
     "check_not_augmented": "fairtalk.debias._cda:check_not_augmented",
     "check_counterparts": "fairtalk.debias._cda:check_counterparts",
     "is_filtered_pool": "fairtalk.debias._candidate_filter:is_filtered_pool",
+    "pool_lexicons": "fairtalk.debias._candidate_filter:pool_lexicons",
     "EmbeddingRegularizer": "fairtalk.debias._wer:EmbeddingRegularizer",
     "PoolFilterResult": "fairtalk.debias._candidate_filter:PoolFilterResult",
     "DROP_REASONS": "fairtalk.debias._candidate_filter:DROP_REASONS",

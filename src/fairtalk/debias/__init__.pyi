@@ -5,6 +5,7 @@ from fairtalk.debias._candidate_filter import PoolFilterResult as PoolFilterResu
 from fairtalk.debias._candidate_filter import PoolLines as PoolLines
 from fairtalk.debias._candidate_filter import filter_pool as filter_pool
 from fairtalk.debias._candidate_filter import is_filtered_pool as is_filtered_pool
+from fairtalk.debias._candidate_filter import pool_lexicons as pool_lexicons
 from fairtalk.debias._candidate_filter import read_pool as read_pool
 from fairtalk.debias._candidate_filter import read_pool_lines as read_pool_lines
 from fairtalk.debias._candidate_filter import write_pool as write_pool
@@ -38,6 +39,7 @@ __all__ = [
     "check_not_augmented",
     "check_counterparts",
     "is_filtered_pool",
+    "pool_lexicons",
     "EmbeddingRegularizer",
     "PoolFilterResult",
     "DROP_REASONS",

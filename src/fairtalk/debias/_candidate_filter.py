@@ -39,6 +39,7 @@ __all__ = [
     "PoolLines",
     "filter_pool",
     "is_filtered_pool",
+    "pool_lexicons",
     "read_pool",
     "read_pool_lines",
     "write_pool",
@@ -48,7 +49,7 @@ __all__ = [
 DROP_REASONS = ("group_words", "offensive", "negative")
 
 _MSG_REASON = "unknown pool-filter reason {given!r}"
-_MSG_NEEDS_AXIS = "dropping group_words needs an axis: pass swapper= (a Swapper, Lexicon or axis name)"
+_MSG_NEEDS_AXIS = "dropping group_words needs an axis: pass swapper= (a Swapper, a Lexicon, lexicons or an axis name)"
 _MSG_NOT_TEXT = "pool candidate {index} is not a string (got {type})"
 _MSG_POOL_READ = "cannot read the candidate pool ({reason})"
 _MSG_POOL_DECODE = "the candidate pool is not valid UTF-8"
@@ -75,7 +76,7 @@ def filter_pool(
     candidates: Sequence[str],
     *,
     drop: Iterable[str] = DROP_REASONS,
-    swapper: Swapper | Lexicon | str | None = None,
+    swapper: Swapper | Lexicon | Sequence[Lexicon] | str | None = None,
     offense_threshold: float = 0.5,
     negative_threshold: float = -0.8,
     offense_scorer: str = "profanity_check",
@@ -88,10 +89,11 @@ def filter_pool(
         The candidate responses (repeats allowed; each is judged on its own).
     drop : iterable of str
         Reasons from :data:`DROP_REASONS`: ``"group_words"``, ``"offensive"``, ``"negative"``.
-    swapper : Swapper, Lexicon or str, optional
+    swapper : Swapper, Lexicon, sequence of Lexicon, or str, optional
         The axis whose words ``group_words`` looks for (a lexicon or an axis name is turned into
-        a Swapper; a multi-way axis name, such as ``"religion"``, looks for every group's words);
-        required when ``group_words`` is dropped.
+        a Swapper; a multi-way axis name, such as ``"religion"``, looks for every group's words,
+        as do the lexicons of its pairs, :func:`pool_lexicons`); required when ``group_words`` is
+        dropped.
     offense_threshold : float
         Offensive when the offense probability is ``>= offense_threshold``.
     negative_threshold : float
@@ -124,9 +126,9 @@ def filter_pool(
             raise TypeError(_MSG_NOT_TEXT.format(index=index, type=type(text).__name__))
     swappers: tuple[Swapper, ...] = ()
     if "group_words" in reasons:
-        if swapper is None:
+        swappers = _as_swappers(swapper) if swapper is not None else ()
+        if not swappers:  # none given (or no lexicon in a sequence): no word would be dropped
             raise SpecError(_MSG_NEEDS_AXIS)
-        swappers = _as_swappers(swapper)
     alive = np.ones(len(texts), dtype=bool)
     dropped_by: dict[str, int] = {}
     for reason in reasons:
@@ -161,13 +163,39 @@ def _check_reasons(drop: Iterable[str]) -> tuple[str, ...]:
     return tuple(reason for reason in DROP_REASONS if reason in given)
 
 
-def _as_swappers(value: Swapper | Lexicon | str) -> tuple[Swapper, ...]:
+def pool_lexicons(axis: str | os.PathLike[str]) -> tuple[Lexicon, ...]:
+    """The lexicons whose words ``group_words`` looks for: the axis' own, or each pair's of a multi-way axis.
+
+    A multi-way axis (``religion``, or a multi-way lexicon file) gives one lexicon per pair that
+    an audit runs (:func:`~fairtalk.lexicons.expand_axis`), so every group's words count; a pair of
+    it (``religion:christian-muslim``) gives that pair's alone.
+
+    Examples
+    --------
+    >>> [lexicon.axis for lexicon in pool_lexicons("religion")][:2], len(pool_lexicons("religion"))
+    (['religion:christian-muslim', 'religion:christian-jewish'], 5)
+    >>> [lexicon.axis for lexicon in pool_lexicons("gender")]
+    ['gender']
+
+    Raises
+    ------
+    SpecError
+        No such axis (the message lists the choices).
+    LexiconError
+        A lexicon file that cannot be read or fails validation.
+    """
+    return tuple(load_lexicon(pair) for pair in expand_axis(os.fspath(axis)))
+
+
+def _as_swappers(value: Swapper | Lexicon | Sequence[Lexicon] | str) -> tuple[Swapper, ...]:
     """One Swapper, or one per group pair of a multi-way axis name (every group's words then count)."""
     if isinstance(value, Swapper):
         return (value,)
     if isinstance(value, Lexicon):
         return (Swapper(value),)
-    return tuple(Swapper(load_lexicon(pair)) for pair in expand_axis(value))
+    if isinstance(value, str):
+        value = pool_lexicons(value)
+    return tuple(Swapper(lexicon) for lexicon in value)
 
 
 @dataclass(frozen=True, slots=True)

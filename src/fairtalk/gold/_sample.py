@@ -43,7 +43,7 @@ from fairtalk._jsonl import first_record, numbered_lines, open_input, read_json_
 from fairtalk._responses import read_responses
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError
-from fairtalk.lexicons import Lexicon, identity_masker, identity_terms, load_lexicon, recorded_lexicon
+from fairtalk.lexicons import Lexicon, expand_axis, identity_masker, identity_terms, load_lexicon, recorded_lexicon
 from fairtalk.records import TURN_SEPARATOR
 
 __all__ = ["MASK_TOKEN", "Sample", "SampleItem", "draw_sample", "read_items", "resolve_input"]
@@ -244,8 +244,9 @@ def _read_texts(path: Path, jsonl: bool) -> tuple[list[tuple[str, str | None, st
 def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tuple[InputKind, list[SampleItem], str]:
     """Every labellable item of INPUT, masked, with the input's kind and sha256.
 
-    ``axes`` (lexicon names or paths) are masked besides the identity vocabulary; by default, for
-    responses, the audit's own lexicon (from ``results.json`` beside them), else gender and race.
+    ``axes`` (lexicon names or paths; a multi-way one, ``religion``, with every group's terms) are masked
+    besides the identity vocabulary; by default, for responses, the audit's own lexicon (from
+    ``results.json`` beside them), else gender and race.
 
     Raises
     ------
@@ -256,7 +257,7 @@ def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tup
         was kept: pass it in ``axes``).
     """
     file = resolve_input(path)
-    lexicons = [load_lexicon(axis) for axis in axes]
+    lexicons = [load_lexicon(pair) for axis in axes for pair in expand_axis(axis)]  # religion: every group's terms
     record = first_record(file)
     if record is not None and {"pair_id", "side", "response"} <= record.keys():
         responses = read_responses(file)

@@ -24,7 +24,7 @@ from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput,
 from inspect_ai.tool import ToolChoice, ToolInfo
 
 from fairtalk.errors import FairtalkError, SpecError
-from fairtalk.models import DecodingSettings, Responder, finish_reason, load_responder
+from fairtalk.models import DecodingSettings, Responder, finish_reason, hide_credentials, load_responder
 
 try:  # inspect's command line prints a PrerequisiteError's message alone, without a traceback
     from inspect_ai._util.error import PrerequisiteError
@@ -93,7 +93,7 @@ class FairtalkModelAPI(ModelAPI):
         try:
             self.responder: Responder = load_responder(model_name, **model_args)
         except FairtalkError as exc:  # an unknown spec, a missing file, a bad -M option: one line, not a traceback
-            raise InspectOptionError(_MSG_SPEC.format(spec=model_name, error=exc)) from exc
+            raise InspectOptionError(_MSG_SPEC.format(spec=hide_credentials(model_name), error=exc)) from exc
         self._lock = threading.Lock()
 
     def max_connections(self) -> int:
@@ -114,9 +114,9 @@ class FairtalkModelAPI(ModelAPI):
     ) -> ModelOutput:
         """Answer the conversation's turns, joined by newlines, as one context (the sample's seed, else 0)."""
         if tools:
-            raise SpecError(_MSG_TOOLS.format(spec=self.model_name))
+            raise SpecError(_MSG_TOOLS.format(spec=hide_credentials(self.model_name)))
         if any(message.role == "system" for message in input):
-            raise SpecError(_MSG_SYSTEM.format(spec=self.model_name))
+            raise SpecError(_MSG_SYSTEM.format(spec=hide_credentials(self.model_name)))
         context = "\n".join(message.text for message in input)
         settings = decoding_settings(config)
         reply = await anyio.to_thread.run_sync(self._respond, context, settings, config.seed or 0)

@@ -41,6 +41,7 @@ from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import FairtalkError, InputError, OutputError, SpecError
 from fairtalk.gates import Gate, evaluate
 from fairtalk.integrations._losses import failed_on_losses, loss_counts
+from fairtalk.integrations._pair_sides import check_one_pair
 from fairtalk.measures import Judge, build_default, build_measure
 from fairtalk.pipeline import is_prompt_analysis
 from fairtalk.results import COMPARISON_KIND, read_result_file
@@ -415,7 +416,9 @@ def make_metric(
 
     Its results are ``fairtalk_<key>/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted`` and
     ``detected`` (1 when a difference is detected). ``measures`` defaults to the measure of that
-    name (``offense`` for ``offense_rate``); ``p_adjusted`` is corrected over their keys.
+    name (``offense`` for ``offense_rate``); ``p_adjusted`` is corrected over their keys. ``axis``
+    names one pair of groups (``gender``, ``religion:christian-jewish``, a lexicon file): a metric
+    per pair of a multi-way axis, as ``fairtalk audit --axis religion`` tests each.
 
     Raises
     ------
@@ -423,7 +426,9 @@ def make_metric(
         mlflow is not installed.
     SpecError
         At once: ``key`` is no result key of the measures (the message names the valid keys), an
-        unknown measure, or a bad ``n_resamples`` or ``alpha``.
+        unknown measure, or a bad ``n_resamples`` or ``alpha``; a bare multi-way ``axis``
+        (``religion``: the metric tests one pair of groups, so the message names the pairs to
+        choose, ``religion:christian-jewish``, ...), or anything but one axis name.
     InputError
         From the metric, when ``mlflow.evaluate`` runs it: a side other than ``a`` or ``b`` (the
         message names the values found and those accepted).
@@ -433,6 +438,7 @@ def make_metric(
         from mlflow.models import make_metric as mlflow_make_metric
     except ModuleNotFoundError as exc:
         raise FairtalkError(_MSG_MISSING) from exc
+    check_one_pair(axis, what="metric")  # religion: choose a pair of its groups, as the CLI's single-pair commands ask
     options = _metric_options(key, axis, measures, n_resamples, alpha)
 
     def eval_fn(

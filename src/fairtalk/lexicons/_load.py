@@ -50,10 +50,12 @@ _MSG_TOO_LARGE = "the lexicon file is larger than {limit} MiB; a lexicon holds w
 MAX_LEXICON_BYTES = 64 << 20
 _MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
 _MSG_NO_PAPER_VARIANT = "axis {axis!r} has no paper variant (only gender and race come from the paper)"
+#: A bare multi-way axis (``religion``) or file where one lexicon is needed: its pairs to choose.
 _MSG_BARE_MULTIWAY = (
     "a multi-way lexicon of {n} groups ({groups}), where one pair of groups is needed: choose a pair ({pairs}, or "
     "{path}:A-B for any two); an audit of {path} runs {first} against each"
 )
+_MSG_BARE_AXIS = "axis {axis} is {why}"
 _MSG_PAIR_OF_TWO = "{path}:{chosen} chooses two groups of a multi-way lexicon, and {path} has two ({groups}): give the file alone"
 
 #: Entry-point group through which other packages register axes.
@@ -65,10 +67,16 @@ def _builtin_axis(axis: str, variant: str = "default") -> Lexicon:
         raise SpecError(_MSG_UNKNOWN_VARIANT.format(given=variant), choices=_VARIANTS, given=variant)
     if variant != "default" and axis not in _PAPER_AXES:
         raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=axis), choices=("default",), given=variant)
-    if axis in _MULTIWAY_AXES:
-        groups = _load_multiway(axis).groups
-        return pair_lexicon(_load_multiway(axis), groups[0], groups[1], variant=variant)
+    if axis in _MULTIWAY_AXES:  # one pair of its groups is a lexicon: religion:christian-muslim, ...
+        raise SpecError(_MSG_BARE_AXIS.format(axis=axis, why=_bare_multiway(_load_multiway(axis), axis)), given=axis)
     return _load_builtin(axis, variant)
+
+
+def _bare_multiway(multi: MultiwayLexicon, name: str) -> str:
+    """What a bare multi-way axis or file, ``name``, is refused with where one lexicon (a pair of groups) is needed."""
+    groups, first = multi.groups, multi.groups[0]
+    pairs = ", ".join(f"{name}:{first}-{other}" for other in groups[1:])
+    return _MSG_BARE_MULTIWAY.format(n=len(groups), groups=", ".join(groups), pairs=pairs, path=name, first=first)
 
 
 def expand_axis(axis: str) -> tuple[str, ...]:
@@ -182,7 +190,9 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     Raises
     ------
     SpecError
-        Unknown axis or built-in variant (the message lists the choices).
+        Unknown axis or built-in variant (the message lists the choices); a bare multi-way axis
+        (``religion``: a lexicon is one pair of its groups, and the message names them; see
+        :func:`expand_axis` for every pair).
     LexiconError
         The file cannot be read or fails validation (the message names ``file:line``); a bare
         multi-way file (the message names its pairs); ``PATH:A-B`` of a file of two groups.
@@ -209,12 +219,7 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     path = Path(axis_or_path)
     data = _read_bytes(path)
     if is_multiway(data):
-        multi = parse_multiway(data, source=str(path), stem=path.stem)
-        pairs = ", ".join(f"{path}:{multi.groups[0]}-{other}" for other in multi.groups[1:])
-        message = _MSG_BARE_MULTIWAY.format(
-            n=len(multi.groups), groups=", ".join(multi.groups), pairs=pairs, path=path, first=multi.groups[0]
-        )
-        raise LexiconError(message, path=str(path))
+        raise LexiconError(_bare_multiway(parse_multiway(data, source=str(path), stem=path.stem), str(path)), path=str(path))
     return parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
 
 

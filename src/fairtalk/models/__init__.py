@@ -32,6 +32,7 @@ from fairtalk.models._base import (
     respond_each_checked,
 )
 from fairtalk.models._builtin import EchoResponder, recorded_specs
+from fairtalk.models._credentials import hide_credentials
 from fairtalk.models._finish_reasons import RECORD_LIMIT, normal_finish_reason
 from fairtalk.models._planted import PLANTED_REPLIES, PlantedResponder
 from fairtalk.models._registry import (
@@ -87,6 +88,7 @@ __all__ = [
     "batched",
     "completion_options",
     "finish_reason",
+    "hide_credentials",
     "load_responder",
     "model_prefixes",
     "parse_model_args",

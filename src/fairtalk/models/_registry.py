@@ -24,13 +24,13 @@ same ``"module:attribute"`` form, or at run time with :func:`register_model`.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeAlias
 
 from fairtalk._registry import Registry
 from fairtalk.errors import SpecError
 from fairtalk.models._base import ModelFactory, Responder
+from fairtalk.models._credentials import hide_credentials
 from fairtalk.models._spec import build_options, merge_spec_options, parse_model_spec
 from fairtalk.models.python._responder import PythonOptions, PythonResponder
 
@@ -82,8 +82,6 @@ MODELS: Registry[Factory] = Registry(
     },
 )
 
-_USERINFO = re.compile(r"//[^/@#?]*@")
-
 
 def register_model(prefix: str, target: str | Factory) -> None:
     """Register a spec prefix for ``"module:attribute"`` (or the factory itself); a taken prefix is an error."""
@@ -98,8 +96,8 @@ def model_prefixes() -> tuple[str, ...]:
 
 
 def _public_name(name: str) -> str:
-    """A spec's name for messages, without ``user:password@`` in a URL."""
-    return _USERINFO.sub("//", name)
+    """A spec's name for messages, without ``user:password@`` in a URL or a credential in its query."""
+    return hide_credentials(name)
 
 
 def load_responder(spec: str, **options: Any) -> Responder:
@@ -134,7 +132,7 @@ def load_responder(spec: str, **options: Any) -> Responder:
     ['there hello']
     """
     parsed = parse_model_spec(spec)
-    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
+    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=_public_name(parsed.name)))
     given = merge_spec_options(parsed, options)
     responder: object
     if isinstance(factory, type) and issubclass(factory, ModelFactory):
@@ -167,7 +165,7 @@ def check_model_spec(spec: str, **options: Any) -> None:
     from fairtalk.models.python._loading import check_target
 
     parsed = parse_model_spec(spec)
-    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=parsed.name))
+    factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=_public_name(parsed.name)))
     given = merge_spec_options(parsed, options)
     if isinstance(factory, type) and issubclass(factory, ModelFactory):
         build_options(factory.options_for(parsed.target), given, spec=_public_name(parsed.name))

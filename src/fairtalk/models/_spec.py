@@ -25,13 +25,16 @@ from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 from fairtalk.errors import SpecError
+from fairtalk.models._credentials import hide_credentials
 
 __all__ = ["ModelSpec", "build_options", "option_names", "parse_model_args", "parse_model_spec"]
 
 T = TypeVar("T")
 
 _MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2)"
-_MSG_QUERY = "malformed options {query!r} in model spec {spec!r} (expected ?key=value&key=value)"
+_MSG_QUERY = "malformed options {query!r} in model spec {spec!r} (expected ?key=value&key=value{hint})"
+#: Said when the options hold a ``#``: a server URL with a query of its own before ``#MODEL``.
+_HINT_URL_QUERY = "; a server URL with a query of its own goes in base_url: openai:MODEL?base_url=URL"
 _MSG_REPEATED = "option {name!r} is given twice in {where}"
 _MSG_BOTH = "option {name!r} is given both in the model spec and as a model argument"
 _MSG_MODEL_ARG = "malformed --model-arg {arg!r} (expected KEY=VALUE, e.g. timeout=60)"
@@ -80,22 +83,28 @@ def _pairs_to_dict(pairs: Iterable[tuple[str, str]], where: str) -> dict[str, st
     return out
 
 
+def _malformed(spec: str, query: str) -> SpecError:
+    """The error for options that are no ``key=value&...``, without a credential a URL's query holds."""
+    hint = _HINT_URL_QUERY if "#" in query else ""
+    return SpecError(_MSG_QUERY.format(query=hide_credentials("?" + query)[1:], spec=hide_credentials(spec), hint=hint))
+
+
 def parse_model_spec(spec: str) -> ModelSpec:
     """Split a spec into prefix, target and its ``?key=value`` options (SpecError when malformed)."""
     if not isinstance(spec, str):
         raise SpecError(_MSG_NO_PREFIX.format(spec=spec))
     prefix, sep, rest = spec.partition(":")
     if not sep or not prefix or not prefix.isidentifier():
-        raise SpecError(_MSG_NO_PREFIX.format(spec=spec))
+        raise SpecError(_MSG_NO_PREFIX.format(spec=hide_credentials(spec)))
     target, qsep, query = rest.partition("?")
     if not qsep:
         return ModelSpec(prefix, target)
     try:
         pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
     except ValueError:
-        raise SpecError(_MSG_QUERY.format(query=query, spec=f"{prefix}:{target}?{query}")) from None
+        raise _malformed(spec, query) from None
     if any(not key.isidentifier() for key, _ in pairs):
-        raise SpecError(_MSG_QUERY.format(query=query, spec=f"{prefix}:{target}?{query}"))
+        raise _malformed(spec, query)
     return ModelSpec(prefix, target, MappingProxyType(_pairs_to_dict(pairs, f"model spec {prefix}:{target}")))
 
 

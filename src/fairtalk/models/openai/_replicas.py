@@ -20,6 +20,7 @@ from typing import Any
 from fairtalk.errors import BadResponse, FairtalkError, ResponderError, SpecError, TransportError
 from fairtalk.models._base import Reply
 from fairtalk.models._finish_reasons import normal_finish_reason
+from fairtalk.models.openai._urls import endpoint
 
 __all__ = ["PREFLIGHT_TIMEOUT", "check_replica", "parse_reply", "usable_replicas"]
 
@@ -62,7 +63,7 @@ def check_replica(
     import httpx
 
     try:
-        reply = httpx.get(f"{url}/models", headers=dict(headers), timeout=timeout, verify=verify)
+        reply = httpx.get(endpoint(url, "/models"), headers=dict(headers), timeout=timeout, verify=verify)
     except (httpx.TimeoutException, httpx.TransportError) as exc:
         raise TransportError(
             _MSG_UNREACHABLE.format(url=public, kind=type(exc).__name__, error=scrub(str(exc) or type(exc).__name__))

@@ -88,6 +88,7 @@ from fairtalk.models._base import (
     make_fingerprint,
     raise_first_error,
 )
+from fairtalk.models._credentials import url_secrets
 from fairtalk.models._spec import build_options
 from fairtalk.models._streaming import (
     Endpoints,
@@ -102,7 +103,7 @@ from fairtalk.models._streaming import (
 from fairtalk.models.openai._latency import PROBE_TOKENS, Latency, choose, measure_latency, timeout_hint
 from fairtalk.models.openai._options import MSG_SPEC, MSG_TWO_URLS, OpenAIOptions, server_and_model
 from fairtalk.models.openai._replicas import PREFLIGHT_TIMEOUT, parse_reply, usable_replicas
-from fairtalk.models.openai._urls import public_url, shown_url
+from fairtalk.models.openai._urls import endpoint, public_url, shown_url
 from fairtalk.records import chat_messages, transcript
 
 __all__ = ["OpenAIOptions", "OpenAIResponder"]
@@ -255,15 +256,15 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         return f"OpenAIResponder(url={self.public_url!r}, model={self.model!r}, api_key_env={self.api_key_env!r})"
 
     def _scrub(self, text: str, limit: int = 200) -> str:
-        """Mask the key (and the raw URL's credentials) in text bound for an error message."""
+        """Mask the key (and the raw URL's credentials: user:password, a key in its query) in text bound for a message."""
         if self.__key:
             text = text.replace(self.__key, _MASK)
         for url in self.urls:
-            parts = urlsplit(url)
+            secrets, parts = url_secrets(url), urlsplit(url)
             if parts.username or parts.password:
-                userinfo = f"{parts.username or ''}:{parts.password or ''}"
-                for secret in (url, userinfo, base64.b64encode(userinfo.encode()).decode()):
-                    text = text.replace(secret, _MASK)
+                secrets = (url, *secrets, base64.b64encode(secrets[0].encode()).decode())  # Basic auth, as sent
+            for secret in sorted(secrets, key=len, reverse=True):
+                text = text.replace(secret, _MASK)
         return text if len(text) <= limit else text[: limit - 3] + "..."
 
     def preflight(self) -> None:
@@ -303,7 +304,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         self.tuning = MappingProxyType({})
         set_timeout, set_concurrency = self.options.timeout, self.options.max_concurrency  # not a previous call's choice
         self.latency = measure_latency(
-            self.urls[self.in_use[0]] + path,
+            endpoint(self.urls[self.in_use[0]], path),
             lambda prompt: self._payload(prompt, DecodingSettings(max_new_tokens=PROBE_TOKENS), 0),  # each probe: a new nonce
             public=self.public_urls[self.in_use[0]],
             mode=self.mode,
@@ -415,7 +416,7 @@ class OpenAIResponder(Responder, ModelFactory[OpenAIOptions]):
         ok = False
         self.in_flight.enter()
         try:
-            reply = await client.post(url + path, json=payload, timeout=self.timeout * 2**item.n_timeouts)
+            reply = await client.post(endpoint(url, path), json=payload, timeout=self.timeout * 2**item.n_timeouts)
         except (httpx.TimeoutException, httpx.TransportError) as exc:
             timed_out = isinstance(exc, httpx.TimeoutException) and not isinstance(exc, httpx.ConnectTimeout)
             item.n_timeouts += timed_out  # the next try waits longer

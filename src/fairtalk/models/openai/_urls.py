@@ -1,11 +1,11 @@
-"""Server URLs as messages and fingerprints show them: credentials (user:password, query, fragment) dropped."""
+"""Server URLs as messages and fingerprints show them (credentials: user:password, query, fragment dropped), and as requests use them."""
 
 from __future__ import annotations
 
 import re
 from urllib.parse import urlsplit, urlunsplit
 
-__all__ = ["public_url", "shown_url"]
+__all__ = ["endpoint", "public_url", "shown_url"]
 
 _USERINFO = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://)[^/?#@]*@")
 
@@ -35,3 +35,20 @@ def shown_url(url: str) -> str:
     """
     shown = _USERINFO.sub(r"\1", url, count=1)
     return re.split(r"[?#]", shown, maxsplit=1)[0]
+
+
+def endpoint(url: str, path: str) -> str:
+    """The URL of ``path`` (``/chat/completions``) under the base ``url``, its query kept after the path.
+
+    A server that takes its key in the query (``?api-key=...``) gets it on every request, and
+    the path is not appended to the key.
+
+    Examples
+    --------
+    >>> endpoint("http://h:8000/v1/?api-key=k", "/chat/completions")
+    'http://h:8000/v1/chat/completions?api-key=k'
+    >>> endpoint("http://h:8000/v1", "/models")
+    'http://h:8000/v1/models'
+    """
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/") + path, parts.query, ""))

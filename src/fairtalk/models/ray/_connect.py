@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from fairtalk.errors import FairtalkError
+from fairtalk.models._credentials import hide_credentials
 
 __all__ = [
     "CONNECT_TIMEOUT",
@@ -32,7 +33,6 @@ __all__ = [
     "RayConnection",
     "cluster_error",
     "connect_ray",
-    "hide_credentials",
     "import_ray",
 ]
 
@@ -64,18 +64,12 @@ _MSG_ENV_IGNORED = (
     "RAY_ADDRESS is set, but no address was given: starting a local Ray cluster of this run's own "
     "(give the address auto, --ray-address auto, to join the one RAY_ADDRESS names)"
 )
-_CREDENTIALS = re.compile(r"//[^/@\s]+@")
 #: The Ray client's port when a ray:// address names none.
 _CLIENT_PORT = 10001
 #: An HTTP/2 client's greeting (its preface and an empty SETTINGS frame): a gRPC server answers with a SETTINGS frame.
 _HTTP2_GREETING = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])
 _HTTP2_SETTINGS = 4
 _LOG = logging.getLogger(__name__)
-
-
-def hide_credentials(address: str) -> str:
-    """``address`` with any ``user:password@`` replaced by ``***@``, for messages and manifests."""
-    return _CREDENTIALS.sub("//***@", address)
 
 
 def import_ray() -> Any:

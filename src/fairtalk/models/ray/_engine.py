@@ -61,6 +61,7 @@ from fairtalk.models._base import (
     raise_first_error,
     respond_each_checked,
 )
+from fairtalk.models._credentials import hide_credentials
 from fairtalk.models._registry import load_responder
 from fairtalk.models._spec import parse_model_spec
 from fairtalk.models.ray._connect import (
@@ -71,7 +72,6 @@ from fairtalk.models.ray._connect import (
     RayConnection,
     cluster_error,
     connect_ray,
-    hide_credentials,
     import_ray,
 )
 
