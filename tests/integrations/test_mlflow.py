@@ -287,3 +287,14 @@ def test_a_run_log_audit_started_ends_failed_when_mlflow_refuses_and_holds_no_ga
         with pytest.raises(OutputError, match=f"the run {active.info.run_id} holds part of it"):
             log_audit(run)
         assert mlflow.active_run() is not None
+
+
+def test_under_wilcoxon_the_median_shift_its_interval_is_of_is_logged_beside_it(tmp_path: Path, tracking) -> None:
+    """Review finding: under ``count_test="wilcoxon"`` ``ci_low``/``ci_high`` (Hodges-Lehmann) sat beside the mean ``gap`` alone."""
+    run = fairtalk.audit(model=biased, **SMALL, n_resamples=200, count_test="wilcoxon", out_dir=tmp_path / "out")
+    logged = tracking.get_run(log_audit(run)).data.metrics
+    length = run.results["gender"].measure("length")
+    assert length.estimate_name == "hodges-lehmann" and length.estimate is not None
+    assert logged["gender/length/median_shift"] == pytest.approx(length.estimate)
+    assert logged["gender/length/gap"] == pytest.approx(length.a - length.b)
+    assert "gender/offense_rate/median_shift" not in logged  # a rate's interval is of its gap

@@ -6,7 +6,9 @@ when a function is called, and raises a FairtalkError naming the extra when it i
 - :func:`log_audit` logs, per axis and result key, ``AXIS/KEY/gap``, ``/ci_low``, ``/ci_high``,
   ``/p``, ``/p_adjusted``, ``/a`` and ``/b`` as metrics and ``AXIS/KEY/verdict`` as a param (with
   each axis' ``n_pairs``, ``alpha`` and ``correction``, and the run's model), and the report
-  folder as artifacts under ``fairtalk/``. Per axis it logs the pairs lost and answered empty,
+  folder as artifacts under ``fairtalk/``. Under ``count_test="wilcoxon"`` a count key's interval is
+  the Hodges-Lehmann interval of the median shift, logged beside it as ``AXIS/KEY/median_shift``
+  (``gap`` stays the mean difference, whose interval it is not). Per axis it logs the pairs lost and answered empty,
   per side (metrics ``AXIS/n_lost_a``, ``n_lost_b``, ``n_lost_both``, ``n_lost_unknown``,
   ``n_empty_a``, ``n_empty_b``, ``n_empty_both``; params ``AXIS/lost_answers`` and
   ``AXIS/empty_answers`` in words, where there are any), and per gate (``fail-on-bias``,
@@ -160,6 +162,7 @@ def _axis_metrics(axis: str, result: AuditResult) -> list[tuple[tuple[str, ...],
             ("p_adjusted", m.p_adjusted),
             ("a", m.a),
             ("b", m.b),
+            ("median_shift", m.estimate if m.estimate_name == "hodges-lehmann" else None),  # what ci_low/ci_high are of
         ):
             finite = _finite(value)
             if finite is not None:
