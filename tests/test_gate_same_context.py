@@ -164,3 +164,21 @@ def test_score_passes_counterfactual_pairs_without_a_count(tmp_path: Path) -> No
     assert done.exit_code == 0, done.output
     summary = json.loads((tmp_path / "out" / "results.json").read_text(encoding="utf-8"))["input_summary"]
     assert "n_same_context" not in summary and "n_same_context_dropped" not in summary
+
+
+def test_the_pairs_left_out_are_no_losses_in_the_dialogues_tally() -> None:
+    """A left-out pair with both sides answered was counted lost on side b, so the tally no longer added up."""
+    from fairtalk import Response, score
+
+    def pair(i: int, b_context: str, b: str | None, dialogue: str) -> list[Response]:
+        extra = (("cluster", dialogue),)
+        side_b = [] if b is None else [Response(f"p{i}", "b", b_context, b, extra)]
+        return [Response(f"p{i}", "a", f"he said {i}", "ok " * (1 + i % 3), extra), *side_b]
+
+    real = [r for i in range(40) for r in pair(i, f"she said {i}", "ok " * (1 + i % 2), f"d{i // 4}")]
+    lost = [r for i in range(40, 44) for r in pair(i, f"she said {i}", None, f"d{i}")]  # side b lost
+    same = [r for i in range(44, 50) for r in pair(i, f"he said {i}", "ok", f"d{i // 4}")]
+    result = score([*real, *lost, *same], axis="gender", measures=["length"], n_resamples=50)
+    assert (result.n_pairs, result.same_context, result.losses.b_only) == (40, 6, 4)
+    alone = score([*real, *lost], axis="gender", measures=["length"], n_resamples=50)
+    assert result.lost_by_dialogue and result.lost_by_dialogue == alone.lost_by_dialogue

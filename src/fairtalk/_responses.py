@@ -909,10 +909,12 @@ def _tally(rs: ResponseSet, clusters: Sequence[str], empties: bool) -> tuple[Tal
     for record in rs.left_out:
         by_pair.setdefault(record.pair_id, []).append(record)
     for pair_id, records in by_pair.items():
+        lost_a, lost_b = _lost_sides(records, empties)
+        if not (lost_a or lost_b):  # left out with both sides answered (cut off, the same context on both): not lost
+            continue
         named = [dict(r.extra).get("cluster") for r in records]
         cluster = next((str(c) for c in named if c is not None), f"pair:{pair_id}")
         row = per.setdefault(cluster, [0, 0, 0, 0])
-        lost_a, lost_b = _lost_sides(records, empties)
         row[0] += 1
         row[3 if lost_a and lost_b else 1 if lost_a else 2] += 1
     shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())
