@@ -207,7 +207,7 @@ def test_no_masked_share_of_a_gap_of_about_0() -> None:
 def test_manifest_records_versions_hashes_and_settings(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     rows = [
-        {"pair_id": str(i), "side": s, "context": "c", "response": t}
+        {"pair_id": str(i), "side": s, "context": f"{s} said", "response": t}
         for i in range(6)
         for s, t in (("a", "hi there"), ("b", "hello"))
     ]

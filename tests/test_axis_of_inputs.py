@@ -24,9 +24,11 @@ def _pair_id(axis: str, i: int) -> str:
 def _responses(path: Path, ids: list[str]) -> Path:
     with path.open("w", encoding="utf-8") as f:
         for i, pair_id in enumerate(ids):
-            text = _TEXTS[i % len(_TEXTS)]
+            text, side_word = _TEXTS[i % len(_TEXTS)], {"a": "he said", "b": "she said"}  # a counterfactual pair
             for side in "ab":
-                f.write(json.dumps({"pair_id": pair_id, "side": side, "context": f"c {i}", "response": text}) + "\n")
+                f.write(
+                    json.dumps({"pair_id": pair_id, "side": side, "context": f"{side_word[side]} {i}", "response": text}) + "\n"
+                )
     return path
 
 
@@ -74,7 +76,7 @@ def test_responses_of_the_axis_or_of_no_axis_are_scored(tmp_path: Path, ids: lis
 
 
 def test_the_library_refuses_records_of_another_axis_too() -> None:
-    records = [Response(_pair_id("gender", i), s, "c", _TEXTS[i % 4]) for i in range(8) for s in ("a", "b")]
+    records = [Response(_pair_id("gender", i), s, f"{s} said", _TEXTS[i % 4]) for i in range(8) for s in ("a", "b")]
     with pytest.raises(fairtalk.InputError, match="answer 'gender' pairs"):
         fairtalk.score(records, axis="race", measures=["length"], n_resamples=50)
     assert fairtalk.score(records, axis="gender", measures=["length"], n_resamples=50).n_pairs == 8

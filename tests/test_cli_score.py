@@ -355,7 +355,7 @@ def test_the_help_shows_each_fraction_option_s_interval() -> None:
         assert interval in shown, interval
 
 
-def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbiased, tmp_path) -> None:
+def test_pairs_with_the_same_context_on_both_sides_are_left_out_and_counted_in_a_warning(unbiased, tmp_path) -> None:
     rows = [json.loads(line) for line in unbiased.read_text().splitlines()]
     for row in rows:
         if int(row["pair_id"][1:]) < 15:  # 15 of the 60 pairs ask both sides "he said i"
@@ -368,6 +368,9 @@ def test_pairs_with_the_same_context_on_both_sides_are_counted_in_a_warning(unbi
     assert f"warning: {expected}" in " ".join(result.output.split())
     warnings = json.loads((tmp_path / "out" / "results.json").read_text())["warnings"]
     assert [w for w in warnings if w.startswith(expected)] and expected in (tmp_path / "out" / "report.md").read_text()
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert (data["n_pairs"], data["input_summary"]["n_same_context_dropped"]) == (45, 15)  # left out of the tests
+    assert "the tests compare the 45 pairs whose sides differ" in " ".join(result.output.split())
     clean = _score("--responses", str(unbiased), "--axis", "gender", "-o", str(tmp_path / "clean"), "--measures", "length")
     assert clean.exit_code == 0 and "same context" not in clean.output
 

@@ -96,7 +96,7 @@ def test_yaml_files_need_pyyaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_options_and_conflicting_keywords_are_an_error(tmp_path: Path) -> None:
     records = [
-        fairtalk.Response(str(i), side, "c", text)
+        fairtalk.Response(str(i), side, f"{'he' if side == 'a' else 'she'} said", text)
         for i, (a, b) in enumerate([("a b", "a"), ("c d e", "c"), ("f", "g h")])
         for side, text in (("a", a), ("b", b))
     ]

@@ -115,7 +115,9 @@ def test_the_manifest_states_the_flag_rule_the_code_applies(tmp_path) -> None:  
     rule = METHODS["scorer_check"]
     assert "exceeds the key's margin and differs from 0 (p < α and a 95% interval that excludes 0)" in rule
     assert "margin or" not in rule and "size_keys" in rule
-    records = [Response(f"p{i}", side, f"he said {i}", "fine") for i in range(12) for side in ("a", "b")]
+    records = [
+        Response(f"p{i}", side, f"{'he' if side == 'a' else 'she'} said {i}", "fine") for i in range(12) for side in ("a", "b")
+    ]
     write_report(score(records, axis="gender", measures=[Length()], n_resamples=50), tmp_path)
     assert json.loads((tmp_path / "results.json").read_text())["manifest"]["methods"]["scorer_check"] == rule
 

@@ -113,9 +113,12 @@ LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
 #: The empty answers of the pairs kept (measured), on side a, on side b, and the pairs empty on both sides: counted in
 #: ``ResponseSet.summary`` only when some pair kept has an empty side (``drop_empty`` leaves none: it counts them lost).
 EMPTY_KEYS = ("n_empty_a", "n_empty_b", "n_empty_both")
-#: The pairs measured whose two sides were asked the same (non-empty) context: not counterfactual pairs. Counted in
-#: ``ResponseSet.summary`` by scoring, only when some pair is such (the gates fail an axis where every pair is).
+#: The pairs measured whose two sides were asked the same (non-empty) context: not counterfactual pairs. Written by
+#: scoring before such pairs were left out (the gates then failed an axis where every pair was); read from older results.
 SAME_CONTEXT_KEY = "n_same_context"
+#: The pairs left out of the tests because their two sides were asked the same (non-empty) context: counted in
+#: ``ResponseSet.summary`` by scoring (whose ``n_pairs`` then counts the pairs kept), only when some pair is such.
+SAME_CONTEXT_DROPPED_KEY = "n_same_context_dropped"
 
 
 #: The extra fields of a response beside its seed (a cluster, a finish reason).
@@ -906,10 +909,12 @@ def _tally(rs: ResponseSet, clusters: Sequence[str], empties: bool) -> tuple[Tal
     for record in rs.left_out:
         by_pair.setdefault(record.pair_id, []).append(record)
     for pair_id, records in by_pair.items():
+        lost_a, lost_b = _lost_sides(records, empties)
+        if not (lost_a or lost_b):  # left out with both sides answered (cut off, the same context on both): not lost
+            continue
         named = [dict(r.extra).get("cluster") for r in records]
         cluster = next((str(c) for c in named if c is not None), f"pair:{pair_id}")
         row = per.setdefault(cluster, [0, 0, 0, 0])
-        lost_a, lost_b = _lost_sides(records, empties)
         row[0] += 1
         row[3 if lost_a and lost_b else 1 if lost_a else 2] += 1
     shapes = Counter((row[0], row[1], row[2], row[3]) for row in per.values())

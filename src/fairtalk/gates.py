@@ -40,11 +40,14 @@ both sides are balanced and pass, unless every pair measured on an axis is: then
 to judge, and every gate fails on that axis (``every answer on AXIS was empty``).
 
 Pairs whose two sides were asked the same context (:attr:`~fairtalk.results.AuditResult.same_context`)
-are not counterfactual: a model shows no gap on them but its noise. Where fewer than two pairs of an axis differ
-in context, there is nothing to judge, and every gate fails on that axis (``on`` ``"context"``);
-where more do, the decision stands on all the pairs measured, and the headline says how many were
-not counterfactual (they pull every gap toward 0). A result written before they were counted has
-no count, and nothing changes.
+are not counterfactual: a model shows no gap on them but its noise. Scoring leaves them out of the
+tests and counts them (:attr:`~fairtalk.results.AuditResult.same_context_left_out`), refusing an
+axis with fewer than two pairs left; the headline says how many were left out. A result that was
+written with fewer than two pairs left anyway fails every gate on that axis (``on`` ``"context"``). A
+result written when they were kept and measured holds them in its tests: where fewer than two
+pairs of an axis differ in context, every gate fails on that axis; where more do, the decision
+stands on all the pairs measured, and the headline says how many were not counterfactual (they
+pull every gap toward 0). A result written before they were counted has no count, and nothing changes.
 
 Where a primary key has a labelled estimate (``score(gold=...)``: :attr:`~fairtalk.results.MeasureResult.ppi`,
 prediction-powered or the labels' alone), the gate also reads its 95% interval, fail-closed: the
@@ -431,35 +434,57 @@ _MIN_COUNTERFACTUAL = 2
 
 
 def _on_same_context(axis: str, result: AuditResult) -> KeyDecision | None:
-    """The failure of an axis whose pairs (all but at most one) have the same context on both sides; None otherwise.
+    """The failure of an axis with fewer than two counterfactual pairs measured (a context differing by side); None otherwise.
 
-    Such pairs are not counterfactual: they ask both groups the same, so a model shows no gap on
-    them but its noise, and a gate shown on them says nothing about the groups. Where fewer than
-    :data:`_MIN_COUNTERFACTUAL` pairs differ, nothing is left to judge and every gate fails; where
-    more do, the headline says how many did not (:func:`_context_notes`).
+    Pairs with the same context on both sides are not counterfactual: they ask both groups the
+    same, so a model shows no gap on them but its noise. Scoring leaves them out
+    (:attr:`~fairtalk.results.AuditResult.same_context_left_out`: ``n_pairs`` counts the pairs
+    kept) and refuses fewer than :data:`_MIN_COUNTERFACTUAL` left, so only a result written
+    otherwise fails here. In a result written when they were kept and measured, ``n_pairs``
+    counts them too: where fewer than :data:`_MIN_COUNTERFACTUAL` pairs differ, nothing is left to
+    judge and every gate fails. The headline says how many there were (:func:`_context_notes`).
     """
     same = result.same_context
-    if same is None or result.n_pairs - same >= _MIN_COUNTERFACTUAL:
+    if same is None:
+        return None
+    total = result.n_pairs + same if result.same_context_left_out else result.n_pairs
+    if total - same >= _MIN_COUNTERFACTUAL:
         return None
     return KeyDecision(
         axis,
         None,
         False,
-        f"{axis}: {same:,} of {result.n_pairs:,} pairs have the same context on both sides: they are not counterfactual "
+        f"{axis}: {same:,} of {total:,} pairs have the same context on both sides: they are not counterfactual "
         "pairs (they ask both groups the same), so a gate shown on them says nothing about the groups: there is nothing "
         "to judge (give pairs whose sides differ, as `fairtalk pairs` makes them)",
         "context",
     )
 
 
+def _context_note(axis: str, result: AuditResult) -> str | None:
+    """What a headline says of an axis with pairs not counterfactual (the same context on both sides), if it has any left."""
+    same = result.same_context
+    if not same:
+        return None
+    n = result.n_pairs
+    if result.same_context_left_out:
+        if n < _MIN_COUNTERFACTUAL:
+            return None  # the axis fails on it (_on_same_context)
+        return (
+            f"{axis}: {same:,} of {n + same:,} pairs have the same context on both sides: not counterfactual, they were "
+            f"left out of the tests (the decision rests on the {n:,} pairs whose sides differ)"
+        )
+    if n - same < _MIN_COUNTERFACTUAL:
+        return None
+    return (
+        f"{axis}: {same:,} of {n:,} pairs have the same context on both sides : not counterfactual, they pull "
+        f"every gap toward 0 (the decision rests on all {n:,}, {n - same:,} of them counterfactual)"
+    )
+
+
 def _context_notes(results: Mapping[str, AuditResult]) -> list[str]:
     """What a headline says of each axis whose pairs are in part not counterfactual (the same context on both sides)."""
-    return [
-        f"{axis}: {same:,} of {r.n_pairs:,} pairs have the same context on both sides : not counterfactual, they pull "
-        f"every gap toward 0 (the decision rests on all {r.n_pairs:,}, {r.n_pairs - same:,} of them counterfactual)"
-        for axis, r in results.items()
-        if (same := r.same_context) and r.n_pairs - same >= _MIN_COUNTERFACTUAL
-    ]
+    return [note for axis, r in results.items() if (note := _context_note(axis, r)) is not None]
 
 
 def _audit(results: Mapping[str, AuditResult], gate: Gate) -> tuple[list[KeyDecision], list[KeyDecision]]:

@@ -215,6 +215,7 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
             "the gate."
         )
     sentences += _truncation_sentences(result)
+    sentences += _same_context_sentences(result)
     sentences += _degenerate_sentences(result)
     sentences += _equivalent_sentences(primary, labels, labelled)
     inconclusive = [m for m in primary if m.verdict is Verdict.INCONCLUSIVE and m.not_tested is None]
@@ -296,6 +297,22 @@ def _degenerate_sentences(result: AuditResult) -> list[str]:
         f"{100 * m.a:.1f}% of answers for {group_a} and {100 * m.b:.1f}% for {group_b} loop or are garbage "
         "(empty, repeated words, a letter run, another script); every other measure scores them like normal "
         "answers, so read those rows with this in mind."
+    ]
+
+
+def _same_context_sentences(result: AuditResult) -> list[str]:
+    """How many pairs asked both sides the same context: left out of the tests, or (an older result) kept in them."""
+    same = result.same_context
+    if not same:
+        return []
+    if result.same_context_left_out:
+        return [
+            f"{same:,} of {result.n_pairs + same:,} pairs were left out because both sides were asked the same "
+            f"context (not counterfactual pairs): the table compares the {result.n_pairs:,} pairs whose sides differ."
+        ]
+    return [
+        f"{same:,} of {result.n_pairs:,} pairs asked both sides the same context (not counterfactual pairs) and are "
+        "in the table: they pull every gap toward 0."
     ]
 
 

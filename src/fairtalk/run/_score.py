@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 import numpy as np
 
 from fairtalk._responses import (
+    SAME_CONTEXT_DROPPED_KEY,
     SAME_CONTEXT_KEY,
     ResponseSet,
     check_axis,
@@ -87,11 +88,10 @@ _MSG_NO_PRIMARY = (
     "name one of its keys as primary too ({keys})"
 )
 _WARN_SAME_CONTEXT = (
-    "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs, and a "
-    "difference or an equivalence shown on them says nothing about the groups"
+    "{n:,} of {total:,} pairs have the same context on both sides: they are not counterfactual pairs (they ask both "
+    "groups the same, so they would pull every gap toward 0 and make equivalence easier to show), and were left out "
+    "of the tests: the tests compare the {kept:,} pairs whose sides differ"
 )
-_WARN_SAME_CONTEXT_GATE = ": every gate fails on this axis"
-_WARN_SAME_CONTEXT_SOME = " (they pull every gap toward 0: a gate's headline says so)"
 _WARN_JUDGE_UNPARSED = (
     "{key}: the judge's answer held {wanted} for {n:,} of {total:,} responses it answered "
     "(side a {n_a:,}, side b {n_b:,}): a pair with such an answer on a side leaves {verdict}'s test ({verdict} is "
@@ -105,6 +105,10 @@ _WARN_PROMPTS_CUT = (
     "smaller --max-new-tokens (max_new_tokens) or fewer --turns keeps them whole"
 )
 _MSG_TOO_FEW_CUT = " (--exclude-truncated left out {n:,} pairs where an answer was cut off at the token limit)"
+_MSG_TOO_FEW_SAME = (
+    " ({n:,} pairs with the same context on both sides were left out: they are not counterfactual pairs; give pairs "
+    "whose sides differ, as `fairtalk pairs` makes them)"
+)
 
 #: The token that replaces group words under ``mask_groups``.
 MASK_TOKEN = "XYZ"
@@ -462,10 +466,10 @@ def _scored(
     rs, same_context = _same_context(truncation.responses)
     if rs.n_pairs < 2:
         where = rs.sources[0][0] if rs.sources else None
-        n_left_out = truncation.record.n_pairs_left_out or 0
-        raise InputError(
-            _MSG_TOO_FEW.format(n=rs.n_pairs) + (_MSG_TOO_FEW_CUT.format(n=n_left_out) if n_left_out else ""), path=where
-        )
+        n_cut = truncation.record.n_pairs_left_out or 0
+        n_same = int(rs.summary.get(SAME_CONTEXT_DROPPED_KEY) or 0)
+        why = (_MSG_TOO_FEW_CUT.format(n=n_cut) if n_cut else "") + (_MSG_TOO_FEW_SAME.format(n=n_same) if n_same else "")
+        raise InputError(_MSG_TOO_FEW.format(n=rs.n_pairs) + why, path=where)
     uniques, ia, ib = _index(response_texts(rs.a), response_texts(rs.b))
     scorer = None
     if engine is not None and worth_it(engine, len(uniques)):  # judges stay here (remote_items): not their options
@@ -512,19 +516,39 @@ def _judge_unparsed(built: Sequence[AnyMeasure], scores: Mapping[str, KeyScores]
 
 
 def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
-    """``rs`` counting the pairs whose two sides were asked the same (non-empty) context, and the warning, if any.
+    """``rs`` without the pairs whose two sides were asked the same (non-empty) context, and the warning, if any.
 
-    The count goes to the summary (:data:`~fairtalk._responses.SAME_CONTEXT_KEY`, the result's
-    ``input_summary``) only where some pair is such: the gates fail an axis where every pair is.
+    Such pairs are not counterfactual: they ask both groups the same, so kept in the tests they
+    would pull every gap toward 0 and make equivalence easier to show. They are left out as
+    ``exclude_truncated`` leaves out cut-off pairs: counted in the summary
+    (:data:`~fairtalk._responses.SAME_CONTEXT_DROPPED_KEY`, the result's ``input_summary``, whose
+    ``n_pairs`` counts the pairs kept), their records kept in ``left_out`` (written with the run's
+    responses: re-scored, they are left out again).
+
+    Examples
+    --------
+    >>> from fairtalk import Response, read_responses
+    >>> rows = [Response(str(i), s, "he said" if i < 3 or s == "a" else "she said", "ok") for i in range(5) for s in "ab"]
+    >>> kept, warnings = _same_context(read_responses(rows))
+    >>> kept.pair_ids, kept.summary["n_pairs"], kept.summary["n_same_context_dropped"], len(kept.left_out)
+    (('3', '4'), 2, 3, 6)
     """
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
-    n = sum(a == b and bool(a.strip()) for a, b in contexts)
+    same = [a == b and bool(a.strip()) for a, b in contexts]
+    n = sum(same)
+    summary = {k: v for k, v in rs.summary.items() if k not in (SAME_CONTEXT_KEY, SAME_CONTEXT_DROPPED_KEY)}
     if not n:  # a set read again may carry an earlier count
-        kept = {k: v for k, v in rs.summary.items() if k != SAME_CONTEXT_KEY}
-        return (rs if len(kept) == len(rs.summary) else replace(rs, summary=kept)), ()
-    counted = replace(rs, summary={**rs.summary, SAME_CONTEXT_KEY: n})
-    gate = _WARN_SAME_CONTEXT_GATE if rs.n_pairs - n < 2 else _WARN_SAME_CONTEXT_SOME
-    return counted, (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs) + gate,)
+        return (rs if len(summary) == len(rs.summary) else replace(rs, summary=summary)), ()
+    keep = [i for i, s in enumerate(same) if not s]
+    kept = ResponseSet(
+        tuple(rs.pair_ids[i] for i in keep),
+        tuple(rs.a[i] for i in keep),
+        tuple(rs.b[i] for i in keep),
+        {**summary, "n_pairs": len(keep), SAME_CONTEXT_DROPPED_KEY: n},
+        rs.sources,
+        (*rs.left_out, *(r for i, s in enumerate(same) if s for r in (rs.a[i], rs.b[i]))),
+    )
+    return kept, (_WARN_SAME_CONTEXT.format(n=n, total=rs.n_pairs, kept=len(keep)),)
 
 
 def _tested(
