@@ -246,8 +246,8 @@ RUN_FIELDS: Mapping[str, Any] = {
     "correction_scope": Field(default="axis", description="Correct each axis on its own (axis) or all axes together (run)."),
     "similarity": Field(
         default=None,
-        description="Also test answer divergence against a no-effect baseline, by these methods. The methods, "
-        "comma-separated: exact, rouge_l, cosine, answered, length_ratio; the answers to the pairs are compared with "
+        description="Also test answer divergence from a no-effect baseline by methods: exact, rouge_l, cosine, answered, "
+        "length_ratio. They are comma-separated; the answers to the pairs are compared with "
         "those to one context asked twice (the no-effect baseline), and similarity.json is written per axis.",
     ),
     "turns": Field(
