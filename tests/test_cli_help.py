@@ -249,12 +249,19 @@ def test_every_axis_option_s_short_help_names_the_axes() -> None:
         (("similarity",), "--methods", "exact, rouge_l, cosine, answered, length_ratio"),
         (("audit",), "--similarity", "exact, rouge_l, cosine, answered, length_ratio"),
         (("label",), "--measure", "offense_rate, refusal_rate, degenerate_rate, sentiment, regard, NAME_yes, NAME_score:1-5"),
+        (("pairs",), "--corpus", "FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai)"),
+        (("audit",), "--corpus", "FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai)"),
+        (("augment",), "--corpus", "FORMAT:PATH (jsonl, twitter, parlai)"),
     ],
 )
 def test_a_free_string_option_s_short_help_lists_its_choices(path: tuple[str, ...], option: str, choices: str) -> None:
     """Their choices were only in a later sentence, so `--help` showed "…by these methods." and no method."""
     rows = {name: " ".join(lines) for name, lines in _option_help_lines(_help(path, columns=400)).items()}
     assert choices in rows[option], (path, option, rows[option])
+    if option == "--corpus" and path != ("augment",):  # the corpus formats fairtalk reads, every one named
+        from fairtalk.corpora import corpus_formats
+
+        assert set(corpus_formats()) - {"builtin"} == set(choices.split("(")[1].rstrip(")").split(", "))
 
 
 def test_no_short_help_ends_on_a_reference_to_what_it_cut() -> None:

@@ -174,7 +174,8 @@ SCORE_FIELDS: Mapping[str, Any] = {
 RUN_FIELDS: Mapping[str, Any] = {
     "corpus": Field(
         default=DEFAULT_CORPUS,
-        description="Contexts: builtin:chitchat, FORMAT:PATH or a path. builtin:chitchat is read from its held-out "
+        description="Contexts: builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path. "
+        "builtin:chitchat is read from its held-out "
         "split by default.",
         json_schema_extra={MUST: "a path"},
     ),

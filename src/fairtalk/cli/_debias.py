@@ -42,8 +42,8 @@ def augment(
     corpus: str = typer.Option(
         ...,
         "--corpus",
-        help="Context-response corpus: builtin:chitchat, FORMAT:PATH or a path. The formats: jsonl (with a "
-        "'response' field), twitter, parlai.",
+        help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl, twitter, parlai) or a path. A jsonl "
+        "corpus's records have a 'response' field.",
     ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis ({AXIS_NAMES}) or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(

@@ -35,8 +35,8 @@ def pairs(
     corpus: str = typer.Option(
         ...,
         "--corpus",
-        help="Contexts: builtin:chitchat, FORMAT:PATH or a path with a known extension. The formats: text, tsv, csv, "
-        "jsonl, parquet, twitter, parlai; the extensions: .txt .tsv .csv .jsonl .parquet, optionally .gz.",
+        help="Contexts: builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a "
+        "known extension. The extensions: .txt .tsv .csv .jsonl .parquet, optionally .gz.",
     ),
     axis: str | None = typer.Option(None, "--axis", help=f"An axis ({AXIS_NAMES}) or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(
