@@ -15,7 +15,10 @@ that typer still builds its options table this way, and every command's ``--help
 ``--help`` shows each option's short help, the first sentence of its help (:func:`short_help`), so
 that a command of sixty options reads in a screen or two; ``--help-full`` prints the same help with
 every option's whole text (:func:`add_help_full`), as the CLI reference page of the docs does. An
-option's help is declared once, as one string: the short help is cut from it, never written apart.
+option's help is declared once, as one string: the short help is cut from it, never written apart,
+so its first sentence names what a reader needs at a glance: the values of an option that takes a
+fixed set of them (``--axis``'s axes, ``--methods``'), never "these methods" with the list cut off.
+A group's ``--help-full`` prints its help and names ``COMMAND --help-full``.
 """
 
 from __future__ import annotations
