@@ -32,12 +32,11 @@ def cli_reference() -> str:
     from typer.cli import get_docs_for_click
 
     from fairtalk.cli import app
-    from fairtalk.cli._axes import AUDIT_AXES, AXES, WORD_AXES, axes_text
+    from fairtalk.cli._axes import fill_axes
 
     command = typer.main.get_command(app)
     text = get_docs_for_click(obj=command, ctx=typer.Context(command), name="fairtalk")
-    text = text.replace(AUDIT_AXES, axes_text(audit=True)).replace(AXES, axes_text())
-    text = text.replace(WORD_AXES, axes_text(words=True))
+    text = fill_axes(text)
     # The page has its own title: the app's heading becomes a section, every command one level below it.
     return re.sub(r"^(#+) ", lambda m: "#" + m.group(1) + " ", text, flags=re.M).strip() + "\n"
 

@@ -174,7 +174,8 @@ SCORE_FIELDS: Mapping[str, Any] = {
 RUN_FIELDS: Mapping[str, Any] = {
     "corpus": Field(
         default=DEFAULT_CORPUS,
-        description="Contexts: builtin:chitchat, FORMAT:PATH or a path. builtin:chitchat is read from its held-out "
+        description="Contexts: builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path. "
+        "builtin:chitchat is read from its held-out "
         "split by default.",
         json_schema_extra={MUST: "a path"},
     ),
@@ -246,8 +247,8 @@ RUN_FIELDS: Mapping[str, Any] = {
     "correction_scope": Field(default="axis", description="Correct each axis on its own (axis) or all axes together (run)."),
     "similarity": Field(
         default=None,
-        description="Also test answer divergence against a no-effect baseline, by these methods. The methods, "
-        "comma-separated: exact, rouge_l, cosine, answered, length_ratio; the answers to the pairs are compared with "
+        description="Also test answer divergence from a no-effect baseline by methods: exact, rouge_l, cosine, answered, "
+        "length_ratio. They are comma-separated; the answers to the pairs are compared with "
         "those to one context asked twice (the no-effect baseline), and similarity.json is written per axis.",
     ),
     "turns": Field(

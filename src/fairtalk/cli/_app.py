@@ -232,8 +232,9 @@ class _Commands(TyperGroup):
 
         See :func:`help_layout` and :func:`plain_usage_errors` (a bad option value, an unknown option or command).
         """
-        from fairtalk.cli._help_layout import help_layout
+        from fairtalk.cli._help_layout import add_help_full, help_layout
 
+        add_help_full(self)  # the group's own --help-full (its commands get theirs in get_command too)
         with help_layout(), plain_usage_errors():
             return super().main(*args, **kwargs)
 

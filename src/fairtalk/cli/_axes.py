@@ -8,12 +8,24 @@ when a command's help is shown, not at import, so that ``import fairtalk.cli`` a
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from typer._click import Command
 
-__all__ = ["AUDIT_AXES", "AXES", "WORD_AXES", "axes_text", "fill_axes_help"]
+__all__ = [
+    "AUDIT_AXES",
+    "AUDIT_AXIS_NAMES",
+    "AXES",
+    "AXIS_NAMES",
+    "WORD_AXES",
+    "axes_text",
+    "axis_names_text",
+    "fill_axes",
+    "fill_axes_help",
+]
 
 #: Placeholder in a help text for the axes one lexicon stands for (a multi-way axis: two of its groups, named).
 AXES = "{axes}"
@@ -21,6 +33,12 @@ AXES = "{axes}"
 AUDIT_AXES = "{audit-axes}"
 #: Placeholder in a help text for the axes whose words are looked for (a multi-way axis: every group's words).
 WORD_AXES = "{word-axes}"
+#: Placeholder for the axes' names alone, a multi-way one as ``NAME:A-B`` (the short list an option's first sentence shows).
+AXIS_NAMES = "{axis-names}"
+#: The same where a multi-way axis's bare name is taken (audit: every group against the first; pool-filter: every group).
+AUDIT_AXIS_NAMES = "{audit-axis-names}"
+#: Every placeholder, in the order :func:`fill_axes` fills them.
+_PLACEHOLDERS = (AXES, AUDIT_AXES, WORD_AXES, AXIS_NAMES, AUDIT_AXIS_NAMES)
 
 
 def axes_text(*, audit: bool = False, words: bool = False) -> str:
@@ -57,6 +75,39 @@ def axes_text(*, audit: bool = False, words: bool = False) -> str:
     return ", ".join(parts)
 
 
+def axis_names_text(*, bare: bool = False) -> str:
+    """The axes' names, comma-separated: a multi-way one as ``NAME:A-B``, or its bare name where ``bare`` (audit).
+
+    Examples
+    --------
+    >>> axis_names_text().startswith("gender, race, religion:A-B, orientation, age")
+    True
+    >>> axis_names_text(bare=True).startswith("gender, race, religion, orientation")
+    True
+    """
+    from fairtalk.lexicons import axis_names, builtin_axes, expand_axis
+
+    names = dict.fromkeys((*builtin_axes(), *axis_names()))
+    return ", ".join(name if bare or len(expand_axis(name)) == 1 else f"{name}:A-B" for name in names)
+
+
+def fill_axes(text: str) -> str:
+    """``text`` with the registry's axes in place of each placeholder (:data:`AXES`, :data:`AXIS_NAMES`, ...)."""
+    if "{" not in text:
+        return text
+    filled: dict[str, Callable[[], str]] = {
+        AXES: axes_text,
+        AUDIT_AXES: partial(axes_text, audit=True),
+        WORD_AXES: partial(axes_text, words=True),
+        AXIS_NAMES: axis_names_text,
+        AUDIT_AXIS_NAMES: partial(axis_names_text, bare=True),
+    }
+    for placeholder in _PLACEHOLDERS:
+        if placeholder in text:
+            text = text.replace(placeholder, filled[placeholder]())
+    return text
+
+
 def fill_axes_help(command: Command) -> None:
     """Have ``command`` (every command of a group) fill its help texts' axis placeholders when its help is shown.
 
@@ -67,23 +118,14 @@ def fill_axes_help(command: Command) -> None:
         for sub in subcommands.values():
             fill_axes_help(sub)
         return
-    params = [
-        p for p in command.params if any(mark in (getattr(p, "help", None) or "") for mark in (AXES, AUDIT_AXES, WORD_AXES))
-    ]
+    params = [p for p in command.params if any(mark in (getattr(p, "help", None) or "") for mark in _PLACEHOLDERS)]
     if not params or getattr(command, "_fairtalk_axes", False):
         return
     format_help = command.format_help
 
     def format_with_axes(ctx: Any, formatter: Any) -> None:
         for param in params:
-            text: str = getattr(param, "help", None) or ""
-            if AXES in text:
-                text = text.replace(AXES, axes_text())
-            if AUDIT_AXES in text:
-                text = text.replace(AUDIT_AXES, axes_text(audit=True))
-            if WORD_AXES in text:
-                text = text.replace(WORD_AXES, axes_text(words=True))
-            param.help = text  # type: ignore[attr-defined]
+            param.help = fill_axes(getattr(param, "help", None) or "")  # type: ignore[attr-defined]
         format_help(ctx, formatter)
 
     command.format_help = format_with_axes  # type: ignore[method-assign]

@@ -16,7 +16,7 @@ from fairtalk.cli._app import (
     resolve_lexicon,
     when_interrupted,
 )
-from fairtalk.cli._axes import AXES, WORD_AXES
+from fairtalk.cli._axes import AUDIT_AXIS_NAMES, AXES, AXIS_NAMES, WORD_AXES
 from fairtalk.cli._choices import Split
 from fairtalk.cli._schema import check_options, score_option
 
@@ -42,10 +42,10 @@ def augment(
     corpus: str = typer.Option(
         ...,
         "--corpus",
-        help="Context-response corpus: builtin:chitchat, FORMAT:PATH or a path. The formats: jsonl (with a "
-        "'response' field), twitter, parlai.",
+        help="Context-response corpus: builtin:chitchat, FORMAT:PATH (jsonl, twitter, parlai) or a path. A jsonl "
+        "corpus's records have a 'response' field.",
     ),
-    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis ({AXIS_NAMES}) or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(
         None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
     ),
@@ -198,7 +198,7 @@ def pool_filter(
     axis: str | None = typer.Option(
         None,
         "--axis",
-        help=f"The axis or lexicon file whose words group_words drops. Axes: {WORD_AXES}.",
+        help=f"Axis for group_words: {AUDIT_AXIS_NAMES} or a lexicon file. Axes: {WORD_AXES}.",
     ),
     offense_threshold: float = score_option("offense_threshold", "--offense-threshold", ranged=True),
     negative_threshold: float = typer.Option(

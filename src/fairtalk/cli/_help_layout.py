@@ -15,7 +15,10 @@ that typer still builds its options table this way, and every command's ``--help
 ``--help`` shows each option's short help, the first sentence of its help (:func:`short_help`), so
 that a command of sixty options reads in a screen or two; ``--help-full`` prints the same help with
 every option's whole text (:func:`add_help_full`), as the CLI reference page of the docs does. An
-option's help is declared once, as one string: the short help is cut from it, never written apart.
+option's help is declared once, as one string: the short help is cut from it, never written apart,
+so its first sentence names what a reader needs at a glance: the values of an option that takes a
+fixed set of them (``--axis``'s axes, ``--methods``'), never "these methods" with the list cut off.
+A group's ``--help-full`` prints its help and names ``COMMAND --help-full``.
 """
 
 from __future__ import annotations
@@ -189,6 +192,8 @@ _FULL_KEY = "fairtalk.help_full"
 #: What a command's ``--help`` ends with when it shortened an option's help.
 _MSG_SHORTENED = "Each option's full help: {command} --help-full"
 _HELP_FULL_HELP = "Show this message with every option's full help and exit."
+#: What a group's ``--help-full`` ends with: its own options are not shortened, its commands' are.
+_MSG_GROUP_FULL = "Each command's full help: {command} COMMAND --help-full"
 
 
 def short_help(text: str) -> str:
@@ -214,7 +219,9 @@ def _print_full_help(ctx: typer.Context, value: bool) -> None:
     if not value or ctx.resilient_parsing:
         return
     ctx.meta[_FULL_KEY] = True
-    typer.echo(ctx.get_help(), color=ctx.color)
+    typer.echo(ctx.get_help(), color=ctx.color)  # typer's rich help prints itself and returns ""
+    if getattr(ctx.command, "commands", None) is not None:  # a group: its commands' options are where the text is cut
+        typer.echo(_MSG_GROUP_FULL.format(command=ctx.command_path), color=ctx.color)
     ctx.exit()
 
 
@@ -236,6 +243,9 @@ def _help_full_param() -> Any:
 def add_help_full(command: Any) -> None:
     """Give ``command`` (every command of a group) short option helps in ``--help`` and a ``--help-full``. Idempotent.
 
+    A group gets a ``--help-full`` too: its help (a group has no option to shorten) and a line naming
+    ``COMMAND --help-full``, where its commands' options are shown whole.
+
     While ``--help`` draws, each option's help is its :func:`short_help` (put back after), and
     the help ends saying that ``--help-full`` shows the rest; ``--help-full`` draws the help as
     declared. Nothing else reads a shortened help: the docs' reference and error messages see the
@@ -243,6 +253,9 @@ def add_help_full(command: Any) -> None:
     """
     subcommands = getattr(command, "commands", None)
     if subcommands is not None:  # a group (typer brings its own click, so no isinstance check)
+        if not getattr(command, "_fairtalk_help_full", False):  # its --help-full: its help, naming its commands'
+            command.params.append(_help_full_param())
+            command._fairtalk_help_full = True
         for sub in subcommands.values():
             add_help_full(sub)
         return

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from fairtalk.cli._app import EXIT_INTERRUPTED, app, check_output_file, console, fail, info, say
+from fairtalk.cli._axes import AXIS_NAMES
 
 _MSG_ONE_INPUT = "give one INPUT to label (an audit's axis folder or responses.jsonl, a completions JSONL, or a text file)"
 _MSG_NEEDS = "labelling needs --measure and -o (e.g. --measure offense_rate -o gold.jsonl)"
@@ -25,8 +26,9 @@ def label(
         None,
         "--measure",
         "-m",
-        help="What to label, comma-separated measure keys. They are offense_rate, refusal_rate, degenerate_rate, "
-        "sentiment, regard, NAME_yes (a judge), NAME_score:1-5 (a judge's scale). Texts and completions take one.",
+        help="Keys to label: offense_rate, refusal_rate, degenerate_rate, sentiment, regard, NAME_yes, NAME_score:1-5. "
+        "Comma-separated. NAME_yes is a judge's yes/no, NAME_score:1-5 its scale. Texts and completions "
+        "take one.",
     ),
     output: str | None = typer.Option(
         None,
@@ -40,7 +42,9 @@ def label(
     annotator: str = typer.Option("annotator", "--annotator", help="Your name, written in every row you label."),
     port: int = typer.Option(0, "--port", min=0, max=65535, help="Port on 127.0.0.1 (0: a free one)."),
     axis: str | None = typer.Option(
-        None, "--axis", help="Lexicons whose terms are masked too, comma-separated. Default: the audit's, else gender and race."
+        None,
+        "--axis",
+        help=f"Lexicons to mask too: {AXIS_NAMES} or files. Comma-separated. Default: the audit's, else gender and race.",
     ),
     agreement: bool = typer.Option(
         False, "--agreement", help="Print Cohen's κ (two annotators) or Fleiss' κ (more) of gold files."

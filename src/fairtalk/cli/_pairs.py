@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO
 import typer
 
 from fairtalk.cli._app import app, check_output_file, err_console, lexicon_inputs, resolve_lexicon, stdout_to_stderr
-from fairtalk.cli._axes import AXES
+from fairtalk.cli._axes import AXES, AXIS_NAMES
 from fairtalk.cli._choices import Mixed, Split, Variant, was_given
 from fairtalk.cli._schema import check_options, run_option
 
@@ -35,10 +35,10 @@ def pairs(
     corpus: str = typer.Option(
         ...,
         "--corpus",
-        help="Contexts: builtin:chitchat, FORMAT:PATH or a path with a known extension. The formats: text, tsv, csv, "
-        "jsonl, parquet, twitter, parlai; the extensions: .txt .tsv .csv .jsonl .parquet, optionally .gz.",
+        help="Contexts: builtin:chitchat, FORMAT:PATH (text, tsv, csv, jsonl, parquet, twitter, parlai) or a path with a "
+        "known extension. The extensions: .txt .tsv .csv .jsonl .parquet, optionally .gz.",
     ),
-    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis ({AXIS_NAMES}) or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(
         None, "--lexicon", help="A lexicon file for the axis (overrides the built-in word pairs)."
     ),
@@ -243,7 +243,7 @@ def _check_rows(table: Table, check: PairsCheck, path: str | None) -> None:
 @app.command()
 def swap(
     texts: list[str] | None = typer.Argument(None, help="Texts to swap; without them, lines are read from stdin."),
-    axis: str | None = typer.Option(None, "--axis", help=f"An axis or a lexicon file. Axes: {AXES}."),
+    axis: str | None = typer.Option(None, "--axis", help=f"An axis ({AXIS_NAMES}) or a lexicon file. Axes: {AXES}."),
     lexicon: str | None = typer.Option(None, "--lexicon", help="A lexicon file (overrides --axis)."),
     variant: Variant = typer.Option(
         Variant.default, "--variant", help="Built-in word lists: default (cleaned) or paper (as printed)."

@@ -1618,14 +1618,16 @@ def plan(  # noqa: C901
         "--alpha",
         ranged=True,
         default=None,
-        note=f"Default: with --measure, the earlier audit's (--results), else {_ALPHA:g}; with --gate or --gold, {_ALPHA:g}.",
+        lead="Significance level of the planned test (with --gate, the equivalence test).",
+        note=f"With --gold, the interval's level is 1 - alpha. Default: with --measure, the earlier audit's (--results), else {_ALPHA:g}; with --gate or --gold, {_ALPHA:g}.",
     ),
     power: float | None = score_option(
         "power",
         "--power",
         ranged=True,
         default=None,
-        note=f"Here: the power planned for (of detecting --effect, or of showing equivalence). Default: {_POWER:g}.",
+        lead="Power planned for: of detecting --effect, or with --gate of showing equivalence.",
+        note=f"Not with --gold. Default: {_POWER:g}.",
     ),
     tests: int | None = typer.Option(
         None,

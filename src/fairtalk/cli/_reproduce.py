@@ -10,7 +10,7 @@ from typing import NoReturn
 import typer
 
 from fairtalk.cli._app import app, check_two_groups, console, interrupted, say, when_interrupted
-from fairtalk.cli._axes import AXES
+from fairtalk.cli._axes import AXES, AXIS_NAMES
 from fairtalk.cli._choices import Engine
 from fairtalk.cli._respond import ENGINE, RAY_ACTORS, RAY_ADDRESS, engine_option
 from fairtalk.cli._schema import check_options, score_option
@@ -54,7 +54,7 @@ def debias(
         False, "--quick", help="Small models on 25k dialogues for one epoch, 1000 pairs: minutes on 2 cores."
     ),
     axis: str = typer.Option(
-        "gender", "--axis", help=f"The axis CDA and WER debias and the audit pairs, or a lexicon file. The axes: {AXES}."
+        "gender", "--axis", help=f"Axis or lexicon file CDA, WER and the audit use: {AXIS_NAMES}. The axes: {AXES}."
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of training, the pair sample, generation and the bootstrap."),
     cache: str | None = typer.Option(

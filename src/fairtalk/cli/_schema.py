@@ -16,7 +16,7 @@ from typing import Any
 
 import typer
 
-from fairtalk.cli._axes import AUDIT_AXES
+from fairtalk.cli._axes import AUDIT_AXES, AUDIT_AXIS_NAMES
 from fairtalk.cli._choices import plain
 from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
 
@@ -36,7 +36,7 @@ CLI_FORMS: Mapping[str, Mapping[str, Any]] = {
     # a run writes its report: to this folder unless told otherwise (the library writes none by default)
     "out_dir": {"default": "fairtalk-report"},
     # the help lists the axes (built-in and registered ones) when it is shown
-    "axes": {"help": f"Axes to audit, comma-separated, or lexicon files. The axes: {AUDIT_AXES}."},
+    "axes": {"help": f"Axes to audit or lexicon files, comma-separated: {AUDIT_AXIS_NAMES}. The axes: {AUDIT_AXES}."},
 }
 #: ``fairtalk score``'s output folder when ``-o`` is not given: a folder of its own, as ``fairtalk audit``'s
 #: (``fairtalk-report``) holds another command's report, which each command refuses to write into.
@@ -102,19 +102,32 @@ def _option(key: str, flags: tuple[str, ...], ranged: bool, kwargs: dict[str, An
 
 
 def score_option(
-    key: str, *flags: str, ranged: bool = False, default: Any = _FIELD_DEFAULT, note: str = "", **kwargs: Any
+    key: str,
+    *flags: str,
+    ranged: bool = False,
+    default: Any = _FIELD_DEFAULT,
+    note: str = "",
+    lead: str = "",
+    **kwargs: Any,
 ) -> Any:
     """``typer.Option`` of the :class:`~fairtalk.ScoreOptions` field ``key``: its default and help, the ``flags``.
 
     ``ranged``: the help shows the field's bounds (:func:`_bounds`; the schema checks them). A
     command whose option means the field but defaults otherwise (``plan --alpha``: the earlier
-    audit's) gives its ``default``, and says what it is in ``note``, added to the field's help.
+    audit's) gives its ``default``, and says what it is in ``note``, added to the field's help. One
+    whose first sentence would mislead there (``plan --power`` plans for a power, it reports no
+    minimum detectable effect) gives its own in ``lead``, in place of the field's first sentence,
+    which ``--help`` shows alone (:func:`~fairtalk.cli._help_layout.short_help`).
     """
     if key not in SCORE_FIELDS:
         raise KeyError(key)
     option = _option(key, flags, ranged, kwargs)
     if default is not _FIELD_DEFAULT:
         option.default = default
+    if lead:
+        from fairtalk.cli._help_layout import short_help
+
+        option.help = lead + option.help[len(short_help(option.help)) :]
     if note:
         option.help = f"{option.help} {note}"
     return option

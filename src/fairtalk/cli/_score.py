@@ -20,7 +20,7 @@ from fairtalk.cli._app import (
     stdin_as_file,
     when_interrupted,
 )
-from fairtalk.cli._axes import AXES
+from fairtalk.cli._axes import AXES, AXIS_NAMES
 from fairtalk.cli._choices import BinaryTest, Correction, CountTest, Distinct, Engine
 from fairtalk.cli._respond import RAY_ADDRESS, engine_option
 from fairtalk.cli._schema import DEFAULT_SCORE_OUTPUT, given_options, score_option
@@ -125,7 +125,7 @@ def score(
     axis: str | None = typer.Option(
         None,
         "--axis",
-        help=f"An axis or a lexicon file. Axes: {AXES}. Responses to pairs of another axis (as their records' axis "
+        help=f"An axis ({AXIS_NAMES}) or a lexicon file. Axes: {AXES}. Responses to pairs of another axis (as their records' axis "
         "field, which respond writes, or pair ids such as race-55cd42283474fa0f say) are refused.",
     ),
     lexicon: str | None = typer.Option(

@@ -53,8 +53,8 @@ def similarity(
     methods: str = typer.Option(
         "exact,rouge_l,answered,length_ratio",
         "--methods",
-        help="Similarity methods, comma-separated. They are exact, rouge_l, cosine (MiniLM), answered (one side only "
-        "answered), length_ratio.",
+        help="Similarity methods, comma-separated: exact, rouge_l, cosine, answered, length_ratio. cosine compares MiniLM "
+        "embeddings; answered counts pairs only one side answered.",
     ),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed of the counterfactual answers (the baseline's are derived from it)."),
     sample: bool = SAMPLE,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from fairtalk.cli._app import app, check_two_groups, info, interrupted, lexicon_inputs, say, when_interrupted
-from fairtalk.cli._axes import AXES
+from fairtalk.cli._axes import AXES, AXIS_NAMES
 from fairtalk.cli._choices import Debias, Dtype, TrainModel, was_given
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def train(
         Debias.none, "--debias", help="none, cda (train on the counterpart-augmented corpus) or wer (embedding regularization)."
     ),
     wer_k: float = typer.Option(0.5, "--wer-k", min=0.0, help="WER coefficient k."),
-    axis: str = typer.Option("gender", "--axis", help=f"Axis for --debias, or a lexicon file. The axes: {AXES}."),
+    axis: str = typer.Option("gender", "--axis", help=f"Axis for --debias or a lexicon file: {AXIS_NAMES}. The axes: {AXES}."),
     epochs: int = typer.Option(2, "--epochs", min=1, help="Passes over the training dialogues."),
     seed: int = typer.Option(0, "--seed", min=0, help="Seed for initialisation, data order, validation split, CDA and the pool."),
     max_dialogues: int | None = typer.Option(
