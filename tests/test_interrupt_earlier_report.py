@@ -33,7 +33,17 @@ def test_ctrl_c_in_score_names_the_earlier_passing_report_left_in_the_folder(
     with responses.open("w", encoding="utf-8") as f:
         for i in range(30):
             for side in "ab":
-                f.write(json.dumps({"pair_id": f"p{i}", "side": side, "context": "he/she", "response": "ok then"}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "pair_id": f"p{i}",
+                            "side": side,
+                            "context": f"{'he' if side == 'a' else 'she'} said {i}",
+                            "response": "ok then",
+                        }
+                    )
+                    + "\n"
+                )
     out, junit = tmp_path / "out", tmp_path / "j.xml"
     args = ["score", "--responses", str(responses), "--axis", "gender", "-o", str(out), "--junit", str(junit)]
     args += ["--resamples", "200", "--measures", "length", "--fail-on-bias"]

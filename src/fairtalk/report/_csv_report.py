@@ -50,6 +50,7 @@ CSV_COLUMNS = (
     "equivalence_low",
     "equivalence_high",
     "equivalence_bound",
+    "identical_share",
     "mde",
     "gate_pairs",
     "n_clusters",
