@@ -65,6 +65,10 @@ WARN_SAME_RUN = (
 )
 WARN_UNMEASURED = "{axis}: {what}; audit the baseline with the candidate's measures"
 NOTE_CONTEXTS = "{n} pairs have the same id in both runs but different contexts: not the same pairs, left out"
+NOTE_SAME_CONTEXT = (
+    "{n} pairs have the same context on both sides: they are not counterfactual pairs, and were left out of the "
+    "comparison, as scoring leaves them out"
+)
 WARN_MEASURES = "the candidate was scored with other measures ({cand}); both runs are scored here with the baseline's ({base})"
 WARN_LEXICON = "axis {axis!r}: the baseline's word list has changed since its run (sha256 {old} -> {new})"
 #: What each figure of a comparison means, recorded in its manifest (``docs/statistics.md`` has the reasons).
@@ -163,21 +167,32 @@ def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dic
     return [m for m in built if isinstance(m, Measure)], skipped
 
 
-def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int], list[str], list[str], int]:
+def _counterfactual(rs: ResponseSet, i: int) -> bool:
+    """Whether pair ``i`` of ``rs`` asked its two sides different contexts (or does not say what it asked)."""
+    a, b = rs.a[i].context, rs.b[i].context
+    return a != b or not a.strip()
+
+
+def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int], list[str], list[str], int, int]:
     """Indices of the pairs both hold (same id and contexts), in the baseline's order; ids one holds; contexts that differ.
 
     A pair the other run asked but lost a side of (its ``left_out``) is not one only this run
     holds: it is counted among that run's losses (``ComparedAxis.baseline_losses``/``candidate_losses``).
+    A pair whose two sides were asked the same context is no counterfactual pair: left out, and
+    counted (the last figure), as scoring leaves such pairs out of an audit's tests.
     """
     where = {pid: i for i, pid in enumerate(cand.pair_ids)}
     base_ids = set(base.pair_ids) | {r.pair_id for r in base.left_out}
     cand_ids = set(where) | {r.pair_id for r in cand.left_out}
     ib: list[int] = []
     ic: list[int] = []
-    differs = 0
+    differs = same_context = 0
     for i, pid in enumerate(base.pair_ids):
         j = where.get(pid)
         if j is None:
+            continue
+        if not (_counterfactual(base, i) and _counterfactual(cand, j)):
+            same_context += 1
             continue
         same = all(
             x.context == y.context or not x.context or not y.context for x, y in ((base.a[i], cand.a[j]), (base.b[i], cand.b[j]))
@@ -189,7 +204,7 @@ def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int],
             differs += 1
     only_base = [pid for pid in base.pair_ids if pid not in cand_ids]
     only_cand = [pid for pid in cand.pair_ids if pid not in base_ids]
-    return ib, ic, only_base, only_cand, differs
+    return ib, ic, only_base, only_cand, differs, same_context
 
 
 def _scores(measure: Measure, texts: list[list[str]]) -> dict[str, list[np.ndarray]]:
@@ -373,9 +388,12 @@ def _compare_axis(
     recorded = None if result.provenance.lexicon is None else result.provenance.lexicon.sha256
     if recorded and recorded != lexicon.sha256:
         warnings.append(WARN_LEXICON.format(axis=axis, old=str(recorded)[:12], new=lexicon.sha256[:12]))
-    ib, ic, only_base, only_cand, differs = _paired(base.responses, cand.responses)
+    ib, ic, only_base, only_cand, differs, same_context = _paired(base.responses, cand.responses)
     if len(ib) < 2:
-        raise SpecError(_MSG_FEW_PAIRS.format(axis=axis, n=len(ib)))
+        said = f" ({NOTE_SAME_CONTEXT.format(n=same_context)})" if same_context else ""
+        raise SpecError(_MSG_FEW_PAIRS.format(axis=axis, n=len(ib)) + said)
+    if same_context:
+        warnings.append(f"{axis}: " + NOTE_SAME_CONTEXT.format(n=same_context))
     rs_b, rs_c = base.responses, cand.responses
     texts = [
         [rs_b.a[i].response for i in ib],
