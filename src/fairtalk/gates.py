@@ -477,7 +477,7 @@ def _context_note(axis: str, result: AuditResult) -> str | None:
     if n - same < _MIN_COUNTERFACTUAL:
         return None
     return (
-        f"{axis}: {same:,} of {n:,} pairs have the same context on both sides : not counterfactual, they pull "
+        f"{axis}: {same:,} of {n:,} pairs have the same context on both sides: not counterfactual, they pull "
         f"every gap toward 0 (the decision rests on all {n:,}, {n - same:,} of them counterfactual)"
     )
 
