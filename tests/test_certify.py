@@ -119,3 +119,28 @@ def test_a_gap_beyond_the_margin_and_distinguishable_from_zero_is_flagged() -> N
     assert check.flagged and check.p < 0.05 and (check.ci95[0] > 0 or check.ci95[1] < 0)
     (wide,) = certify([_SaysShe()], lexicon, {"says_she": 0.99})  # distinguishable, but within a margin of 0.99
     assert not wide.flagged and "is distinguishable from 0" in wide.note and "within the margin ±0.99" in wide.note
+
+
+def test_a_scorer_check_of_length_alone_says_it_left_length_out(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: ``score --measures length --scorer-check`` wrote ``"scorer_check": {}`` and said nothing: the
+    check leaves a size key out, so it checked nothing, silently."""
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    path = tmp_path / "responses.jsonl"
+    rows = [{"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response} for r in _records()]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "out"
+    args = ["score", "--responses", str(path), "--axis", "gender", "--resamples", "50", "--scorer-check", "-o", str(out)]
+    done = CliRunner().invoke(app, [*args, "--measures", "length"])
+    assert done.exit_code == 0, done.output
+    note = "the scorer check left out length: its score depends on the text's size alone"
+    assert note in " ".join(done.stdout.split())
+    assert note in " ".join((out / "report.md").read_text().split())
+    data = json.loads((out / "results.json").read_text())
+    assert data["scorer_check"] == {} and any(note in w for w in data["warnings"])
+    with_asks = score(_records(), axis="gender", measures=[_Asks(), Length()], n_resamples=50)
+    assert [c.key for c in with_asks.scorer_check] == ["asks"] and not any("left out" in w for w in with_asks.warnings)
+    unchecked = score(_records(), axis="gender", measures=[Length()], n_resamples=50, scorer_check=False)
+    assert not any("scorer check" in w for w in unchecked.warnings)  # no check run: nothing left out of it

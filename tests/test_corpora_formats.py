@@ -165,6 +165,23 @@ def test_utf16_text_is_an_error_saying_so(tmp_path: Path, encoding: str) -> None
         list(read_corpus(path))
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("fmt", ["text", "jsonl", "twitter"])
+def test_utf16_text_without_a_byte_order_mark_is_an_error_saying_so(tmp_path: Path, encoding: str, fmt: str) -> None:
+    """Review finding: UTF-16 without a byte order mark was read as UTF-8, NUL bytes and all, without a word."""
+    path = tmp_path / "u.txt"
+    lines = ['{"context": "he left"}', '{"context": "she came"}'] if fmt == "jsonl" else ["he left", "she came"]
+    path.write_bytes("\n".join(lines).encode(encoding) + "\n".encode(encoding))
+    with pytest.raises(CorpusError, match="UTF-16 text .*no byte order mark.*save it as UTF-8"):
+        list(read_corpus(f"{fmt}:{path}"))
+
+
+def test_a_nul_byte_in_utf8_text_is_not_called_utf16(tmp_path: Path) -> None:
+    path = tmp_path / "nul.txt"
+    path.write_bytes(b"he\x00left\na\x00\nshe came\n")  # NULs, but not at every other position
+    assert [c.text for c in read_corpus(f"text:{path}")] == ["he\x00left", "a\x00", "she came"]
+
+
 # ---------------------------------------------------------------------------- the pairs table
 
 

@@ -642,3 +642,22 @@ def test_swap_refuses_utf16_input_as_the_corpus_readers_do(bom: str, tmp_path: P
         pairs.stderr.split()
     )
     assert runner.invoke(app, ["swap", "--axis", "gender"], input=b"he said hi\n").stdout == "she said hi\n"
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_swap_refuses_utf16_input_without_a_byte_order_mark(encoding: str, tmp_path: Path) -> None:
+    """Review finding: BOM-less UTF-16LE piped into `fairtalk swap` went through unswapped, NUL bytes and all, exit 0."""
+    text = "he said hi\nshe went home\n".encode(encoding)
+    done = runner.invoke(app, ["swap", "--axis", "gender"], input=text)
+    assert done.exit_code == 2, done.output
+    flat = " ".join(done.stderr.split())
+    assert (
+        flat.startswith("error: standard input: UTF-16 text (a NUL byte at every other position") and "save it as UTF-8" in flat
+    )
+    assert done.stdout == ""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_bytes(text)
+    pairs = runner.invoke(app, ["pairs", "--corpus", f"text:{corpus}", "--axis", "gender", "-o", str(tmp_path / "p.jsonl")])
+    assert pairs.exit_code == 2 and "UTF-16 text (a NUL byte at every other position" in " ".join(pairs.stderr.split())
+    kept = runner.invoke(app, ["swap", "--axis", "gender"], input=b"he said\x00hi\n")  # a NUL in UTF-8 text: swapped, kept
+    assert kept.exit_code == 0 and kept.stdout == "she said\x00hi\n"

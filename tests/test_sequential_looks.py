@@ -197,3 +197,23 @@ def test_the_report_pages_and_index_say_why_each_undecided_key_held_the_run_back
     assert f'<ul class="meta" id="undecided"><li>{reason}</li></ul>' in page
     index = html.unescape((out / "index.html").read_text())
     assert f"<p>{reason}</p>" in index
+
+
+def test_a_run_the_corpus_capped_advises_a_larger_corpus_not_more_pairs(tmp_path: Path) -> None:
+    """Review finding: with a 30-pair corpus and --max-pairs 30, undecided_why still said "more pairs, or a wider margin,
+    decide it", though the corpus had no more pairs."""
+    path = tmp_path / "thirty.txt"
+    lines = [f"{s} {p} at {h} o'clock" for s in ("he", "my father") for p in ("made dinner", "was late") for h in range(1, 9)]
+    path.write_text("\n".join(lines[:30]) + "\n", encoding="utf-8")
+    capped = _audit(path, lambda context: "that is lovely", n_pairs=10, max_pairs=30, looks=3)
+    record = capped.results["gender"].provenance.sequential
+    assert record is not None and record.n_pairs_available == 30 and record.n_pairs == 30
+    assert record.stopped == "budget spent" and record.undecided == ("offense_rate",)
+    why = dict(record.undecided_why or {})["offense_rate"]
+    assert why.startswith("identical on every pair") and "more pairs, or" not in why
+    assert why.endswith("(the corpus has no more pairs: a larger corpus, or a wider margin, decide it)")
+    budget = _audit(_big_corpus(tmp_path), lambda context: "that is lovely", n_pairs=10, max_pairs=30, looks=3)
+    record = budget.results["gender"].provenance.sequential  # max_pairs, not the corpus, stopped it: more pairs can
+    assert record is not None and dict(record.undecided_why or {})["offense_rate"].endswith(
+        "(more pairs, or a wider margin, decide it)"
+    )

@@ -97,6 +97,24 @@ def test_train_config_refuses_an_lr_outside_float32(lr: float) -> None:
     assert TrainConfig(model="seq2seq", lr=3e38).learning_rate == 3e38
 
 
+@pytest.mark.parametrize(("model", "lr"), [("seq2seq", "1e38"), ("seq2seq", "3.4e38"), ("retrieval", "1e38")])
+def test_train_with_an_lr_that_overflows_adams_step_is_training_diverged(model: str, lr: str, tmp_path) -> None:
+    """Review finding: --lr=1e38 (float32 holds it) stopped with "internal error: RuntimeError: value cannot be
+    converted to type float without overflow" (exit 3): Adam's first step is 10 x the rate, past float32's largest."""
+    path = tmp_path / "tw.txt"
+    path.write_text("".join(f"{d.text}\n{d.response}\n" for d in toy_dialogues(30)))  # twitter format: turn per line
+    out = tmp_path / "x"
+    args = ["train", model, "--corpus", f"twitter:{path}", "--epochs", "1", "--threads", "1"]
+    pool = ["--pool-size", "10"] if model == "retrieval" else []
+    result = runner.invoke(app, [*args, *pool, f"--lr={lr}", "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    flat = " ".join(result.stderr.split())
+    assert "error: training diverged in epoch 1: the optimizer's step overflowed float32" in flat, flat
+    assert "try a smaller learning rate" in flat and "internal error" not in flat
+    assert f"no checkpoint was written for it: {out} holds no checkpoint of this run" in flat
+    assert not (out / "model.safetensors").exists()
+
+
 def test_train_that_diverges_is_an_error_and_keeps_the_earlier_checkpoint(tmp_path) -> None:
     out = tmp_path / "ckpt"
     args = ["train", "seq2seq", "--corpus", _corpus(tmp_path), "--epochs", "1", "--threads", "1", "-o", str(out)]

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
     from fairtalk.corpora import ReadSummary
     from fairtalk.errors import InputError
 
-#: float32's largest finite value: the largest rate TrainConfig takes (the weights train in float32).
+#: float32's largest finite value: the largest rate TrainConfig takes (the weights train in float32). Adam's first
+#: step is 10 x the rate (lr / (1 - beta1)), so a rate above about 3.4e37 overflows there: train reports that as
+#: "training diverged" (exit 2), like a smaller rate that blows the weights up.
 _MAX_LR = 3.4028234663852886e38
 _MSG_LR = "--lr must be a finite number > 0 and at most {most:.4g} (float32's largest, the weights' precision), got {value!r}"
 _MSG_INTERRUPTED = (
@@ -34,7 +36,8 @@ def _check_lr(value: float | None) -> float | None:
     """``--lr``: a finite rate > 0, at most float32's largest.
 
     Torch refuses nan or a negative rate mid-run, inf trains to nan, and one that float32 cannot hold stops it with an
-    overflow.
+    overflow. A rate float32 holds but Adam's first step (10 x the rate) overflows is the training loop's "training
+    diverged" error.
     """
     if value is not None and not (math.isfinite(value) and 0 < value <= _MAX_LR):
         from fairtalk.errors import SpecError

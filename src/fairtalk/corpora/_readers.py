@@ -76,6 +76,9 @@ _MSG_PARQUET_NO_COLUMN = "no column {column!r}; the Parquet file has: {columns}"
 _MSG_PARQUET_TYPE = "column {column!r} holds {type}, not text"
 _MSG_PARQUET_EMPTY = "the Parquet file has no columns"
 _MSG_UTF16 = "UTF-16 text (it starts with a UTF-16 byte order mark): save it as UTF-8"
+_MSG_UTF16_NO_BOM = "UTF-16 text (a NUL byte at every other position of its start, no byte order mark): save it as UTF-8"
+#: How much of a text's start :func:`check_not_utf16` reads for UTF-16 without a byte order mark.
+_UTF16_SNIFF_BYTES = 1024
 _MSG_QUOTE_OPEN = (
     "the quote opened on line {line} is never closed, and too many lines follow such quotes to read them again: "
     "close it (or double the quote inside the field)"
@@ -97,9 +100,21 @@ def open_binary(path: Path) -> IO[bytes]:
 
 
 def check_not_utf16(start: bytes, path: str) -> None:
-    """CorpusError where ``start`` (a text's first bytes) opens with a UTF-16 byte order mark: the text is not UTF-8."""
+    """CorpusError where ``start`` (a text's first bytes) is UTF-16, not UTF-8.
+
+    Either it opens with a UTF-16 byte order mark, or, without one, its first KiB holds a NUL byte at every other
+    position and none between them (UTF-16LE or BE of text in Latin script), over two characters at least: a NUL
+    byte here and there in UTF-8 text is not UTF-16, and is read as it was.
+    """
     if start.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         raise CorpusError(_MSG_UTF16, path=path)
+    sample = start[:_UTF16_SNIFF_BYTES]
+    sample = sample[: len(sample) // 2 * 2]  # whole code units (a line's last byte is UTF-16LE's newline, 0A, alone)
+    if len(sample) < 4:
+        return
+    even, odd = sample[0::2], sample[1::2]
+    if (not odd.strip(b"\0") and b"\0" not in even) or (not even.strip(b"\0") and b"\0" not in odd):
+        raise CorpusError(_MSG_UTF16_NO_BOM, path=path)
 
 
 def iter_lines(path: str, opener: Opener) -> Iterator[tuple[int, str | None, str | None]]:

@@ -24,7 +24,7 @@ from fairtalk.inference._measure_tests import (
     corpus_row,
     corpus_rows,
 )
-from fairtalk.inference._scorer_check import PROBES, certify, probe_pairs
+from fairtalk.inference._scorer_check import PROBES, certify, left_out_notes, probe_pairs
 from fairtalk.inference._truncation import check_truncation, token_limit_rows
 
 __all__ = [
@@ -53,5 +53,6 @@ __all__ = [
     "corpus_rows",
     "finalize",
     "gold_estimates",
+    "left_out_notes",
     "token_limit_rows",
 ]

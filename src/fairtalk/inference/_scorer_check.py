@@ -36,7 +36,7 @@ from fairtalk.measures import AnyMeasure, Measure
 from fairtalk.results import ScorerCheck
 from fairtalk.stats import default_margin, difference_interval, paired_test
 
-__all__ = ["PROBES", "certify", "probe_pairs"]
+__all__ = ["PROBES", "certify", "left_out_notes", "probe_pairs"]
 
 #: Neutral probe sentences per built-in axis, written in side A's wording.
 PROBES: Mapping[str, tuple[str, ...]] = {
@@ -117,6 +117,24 @@ NOTE_WITHIN_MARGIN = (
     "its gap on the probes ({gap:+.3g}) is distinguishable from 0 (p {p}) but within the margin ±{margin:.3g}: not flagged"
 )
 
+#: The audit's note when the check tested no key and left out size keys (the docs' wording for a measure's size keys).
+NOTE_LEFT_OUT = (
+    "the scorer check left out {keys}: {whose} score depends on the text's size alone (a swap that changes a "
+    "probe's size changes it by construction), and it had no other key to check"
+)
+
+
+def left_out_notes(measures: Sequence[AnyMeasure], checks: Sequence[ScorerCheck]) -> tuple[str, ...]:
+    """The note naming the size keys (``length``) :func:`certify` left out, when it checked no key at all; else none.
+
+    Without it, a check of ``length`` alone would report nothing at all, as if it had run and found nothing. Beside
+    checked keys the certificate's own line counts the keys checked, and the docs say why ``length`` is not one.
+    """
+    keys = [key for m in measures if isinstance(m, Measure) for key in m.keys if key in m.size_keys]
+    if checks or not keys:
+        return ()
+    return (NOTE_LEFT_OUT.format(keys=", ".join(keys), whose="its" if len(keys) == 1 else "their"),)
+
 
 def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
     """(side A, side B) probe sentences for an axis: its written probes, else each side-A term in the generic frames."""
@@ -142,7 +160,8 @@ def certify(
     gives a ``note`` instead. A key that
     may leave a response unscored (an ordinal judge's score) is tested on the probe pairs it
     scored on both sides. A measure's ``size_keys`` (``length``) are left out: their probe gap
-    is the swap's change of the wording's size, not a reaction of the scorer (module docstring).
+    is the swap's change of the wording's size, not a reaction of the scorer (module docstring);
+    :func:`left_out_notes` says so.
     """
     pairs = probe_pairs(lexicon)
     if not pairs:

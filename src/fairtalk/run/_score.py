@@ -43,6 +43,7 @@ from fairtalk.inference import (
     corpus_rows,
     finalize,
     gold_estimates,
+    left_out_notes,
     token_limit_rows,
 )
 from fairtalk.lexicons import Lexicon, axis_names, load_lexicon
@@ -617,6 +618,7 @@ def _tested(
         scoring_engine=engine_record,
     )
     checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
+    left_out = left_out_notes(built, checks) if o.scorer_check else ()
     labelled = (
         gold_estimates(o.gold, rs, per_key, clusters=opts.clusters, judge_scale=o.judge_scale) if o.gold else GoldEstimates()
     )
@@ -634,7 +636,7 @@ def _tested(
         o.power,
         o.correction,
         checks,
-        warnings=labelled.warnings,
+        warnings=(*labelled.warnings, *left_out),
         judge_answers=judged,
         ppi=labelled.estimates,
         scores=kept,

@@ -66,9 +66,12 @@ _NOTE = "group-sequential, look {look} of {planned} ({n:,} pairs): p_adjusted an
 #: Why an undecided key held its axis back to the budget: a key answered identically on every pair, and any other.
 _WHY_IDENTICAL = (
     "identical on every pair, so there is no difference to test; the identical-answers bound had not shown it "
-    "equivalent within its margin by the last look (more pairs, or a wider margin, decide it)"
+    "equivalent within its margin by the last look ({advice})"
 )
 _WHY_UNDECIDED = "no difference detected, and equivalence within its margin not shown"
+#: What decides an undecided key: more pairs where the budget (max_pairs) stopped the looks; where the corpus did, not.
+_MORE_PAIRS = "more pairs, or a wider margin, decide it"
+_CORPUS_SPENT = "the corpus has no more pairs: a larger corpus, or a wider margin, decide it"
 _SPENDING_NAMES = {"obrien-fleming": "O'Brien-Fleming", "pocock": "Pocock"}
 #: ``looks`` that fit between ``n_pairs`` and ``max_pairs`` but not in the fewer pairs the corpus gives (as AuditConfig words it).
 _MSG_LOOKS_CORPUS = (
@@ -407,5 +410,25 @@ def _record(axis: _Axis, sequential: SequentialOptions) -> SequentialProvenance:
         stopped=axis.stopped,
         decided_at=dict(axis.decided_at),
         undecided=undecided,
-        undecided_why={name: _WHY_UNDECIDED if primary[name] else _WHY_IDENTICAL for name in undecided},
+        undecided_why=_why_undecided(axis, sequential, primary, undecided),
     )
+
+
+def _why_undecided(
+    axis: _Axis, sequential: SequentialOptions, varies: Mapping[str, bool], undecided: Sequence[str]
+) -> dict[str, str]:
+    """Why each undecided key held the axis back, and what would decide it: more pairs, or, the corpus spent, a larger one.
+
+    The corpus is spent when the last look took every pair the axis has and that is not because ``max_pairs`` cut the
+    pairs short: the corpus gave fewer pairs than ``max_pairs`` (balanced ones, with ``balance``), or no more at all.
+    """
+    available, last = len(axis.pool.ranked), axis.sizes[len(axis.works) - 1]
+    assert sequential.max_pairs is not None  # AuditConfig checks it
+    spent = last >= available and (available < sequential.max_pairs or available >= axis.pool.coverage.n_pairs)
+    advice = _CORPUS_SPENT if spent else _MORE_PAIRS
+    return {
+        name: (f"{_WHY_UNDECIDED} ({advice})" if spent else _WHY_UNDECIDED)
+        if varies[name]
+        else _WHY_IDENTICAL.format(advice=advice)
+        for name in undecided
+    }

@@ -17,7 +17,10 @@ _MSG_DEBIAS = "unknown debiasing method {debias!r}"
 _MSG_POSITIVE = "{name} must be a positive integer, got {value!r}"
 _DEFAULT_LR = {"seq2seq": 1e-3, "retrieval": 1e-3}
 #: The largest learning rate taken: float32's largest finite value. The weights train in float32, and a larger
-#: rate cannot be converted to it (torch stops mid-run with an overflow).
+#: rate cannot be converted to it at all. What the optimizer can take is smaller: Adam's first step is
+#: lr / (1 - beta1) = 10 x lr (beta1 = 0.9), so a rate above about 3.4e37 overflows float32 in that step; the training
+#: loop reports such an overflow as "training diverged ... try a smaller learning rate", like a rate that blows the
+#: weights up to inf.
 MAX_LR = 3.4028234663852886e38
 _MSG_LR = "lr must be a finite number > 0 and at most {most:.4g} (float32's largest, the weights' precision), got {value!r}"
 

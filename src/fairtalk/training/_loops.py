@@ -53,6 +53,10 @@ _MSG_DIVERGED = (
     "training diverged in epoch {epoch}: not finite: {what} (try a smaller learning rate); "
     "no checkpoint was written for it: {kept}"
 )
+_MSG_OVERFLOW = (
+    "training diverged in epoch {epoch}: the optimizer's step overflowed float32 at learning rate {lr:g} "
+    "(Adam's first step is about ten times the rate; try a smaller learning rate); no checkpoint was written for it: {kept}"
+)
 _MSG_KEPT_NONE = "{out} holds no checkpoint of this run (an earlier one there is left as it was)"
 _MSG_KEPT_EPOCH = "{out} holds this run's unfinished checkpoint of epoch {epoch}"
 _MSG_WER_NO_PAIRS = (
@@ -214,7 +218,7 @@ class _Run:
             total = 0.0
             count = 0
             for index in D.batches(lengths, config.batch_size, self.rng):
-                loss = self._step(index)
+                loss = self._step(index, epoch)
                 total += loss
                 count += 1
                 self.progress.advance(1, loss=total / count)
@@ -245,9 +249,12 @@ class _Run:
             ),
         ]
         if what:
-            done = len(self.history)
-            kept = _MSG_KEPT_EPOCH.format(out=self.out, epoch=done) if done else _MSG_KEPT_NONE.format(out=self.out)
-            raise FairtalkError(_MSG_DIVERGED.format(epoch=stats.epoch, what=", ".join(what), kept=kept))
+            raise FairtalkError(_MSG_DIVERGED.format(epoch=stats.epoch, what=", ".join(what), kept=self._kept()))
+
+    def _kept(self) -> str:
+        """What ``out`` holds when this epoch is not saved: the previous epoch's checkpoint, or what it held before."""
+        done = len(self.history)
+        return _MSG_KEPT_EPOCH.format(out=self.out, epoch=done) if done else _MSG_KEPT_NONE.format(out=self.out)
 
     def _tensors(self, index: np.ndarray, ids: tuple[list[list[int]], list[list[int]]]) -> tuple[Any, Any]:
         import torch
@@ -269,7 +276,8 @@ class _Run:
         scores = self.net(contexts, responses[:, :-1].masked_fill(responses[:, :-1] == self.vocab.eos_id, 0))
         return F.cross_entropy(scores, torch.arange(scores.shape[0]))
 
-    def _step(self, index: np.ndarray) -> float:
+    def _step(self, index: np.ndarray, epoch: int) -> float:
+        """One training batch; the loss. A step that overflows float32 raises FairtalkError (training diverged)."""
         import torch
 
         contexts, responses = self._tensors(index, self.train_ids)
@@ -279,7 +287,13 @@ class _Run:
         total.backward()
         if self.config.grad_clip > 0:
             torch.nn.utils.clip_grad_norm_(self.net.parameters(), self.config.grad_clip)
-        self.optimizer.step()
+        try:
+            self.optimizer.step()
+        except RuntimeError as error:  # Adam's step size, lr / (1 - beta1**step), cannot be converted to float32
+            if "overflow" not in str(error):
+                raise
+            message = _MSG_OVERFLOW.format(epoch=epoch, lr=self.config.learning_rate, kept=self._kept())
+            raise FairtalkError(message) from None
         return float(loss.detach())
 
     def validate(self) -> dict[str, float]:
