@@ -74,6 +74,16 @@ def write_corpus(folder: Path) -> Path:
     return path
 
 
+def write_big_corpus(folder: Path) -> Path:
+    """480 gender pairs, one a line: subjects x predicates x hours (room for several looks of a sequential audit)."""
+    subjects = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
+    predicates = ("is coming over", "made dinner", "told a story", "bought a bike", "was late")
+    lines = [f"{s} {p} at {h} o'clock" for s in subjects for p in predicates for h in range(1, 25)]
+    path = folder / "big.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
 def write_models(folder: Path) -> Path:
     """The python: models module; specs are ``python:<path>:<function>``."""
     path = folder / "toy_models.py"

@@ -10,6 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 import fairtalk
+from audit_toys import write_big_corpus as _big_corpus
 from audit_toys import write_corpus, write_models
 from fairtalk import AuditConfig, SpecError
 from fairtalk.cli import app
@@ -35,16 +36,6 @@ class Counting:
         if self.reply == "varied":  # fair: each side's length is a coin of its own text, with no group in it
             return " ".join(["word"] * (3 + hashlib.sha256(context.encode()).digest()[0] % 5))
         return "that is lovely, i am so happy for you"
-
-
-def _big_corpus(folder: Path) -> Path:
-    """480 gender pairs: subjects x predicates x hours."""
-    subjects = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
-    predicates = ("is coming over", "made dinner", "told a story", "bought a bike", "was late")
-    lines = [f"{s} {p} at {h} o'clock" for s in subjects for p in predicates for h in range(1, 25)]
-    path = folder / "big.txt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def _sequential(run: fairtalk.AuditRun, axis: str = "gender") -> dict[str, object]:

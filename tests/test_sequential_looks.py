@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 import fairtalk
+from audit_toys import write_big_corpus as _big_corpus
 from audit_toys import write_corpus
 from fairtalk import SpecError
 from fairtalk.cli import app
@@ -51,16 +52,6 @@ class Crashy:
         if _fails(context):
             raise RuntimeError("backend exploded")
         return "that is lovely, i am so happy for you"
-
-
-def _big_corpus(folder: Path) -> Path:
-    """480 gender pairs: subjects x predicates x hours."""
-    subjects = ("he", "she", "my father", "my mother", "the boy", "the girl", "his brother", "her sister")
-    predicates = ("is coming over", "made dinner", "told a story", "bought a bike", "was late")
-    lines = [f"{s} {p} at {h} o'clock" for s in subjects for p in predicates for h in range(1, 25)]
-    path = folder / "big.txt"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 def _audit(corpus: Path, model: object, **options: object) -> fairtalk.AuditRun:
