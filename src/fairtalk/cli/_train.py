@@ -15,10 +15,6 @@ if TYPE_CHECKING:
     from fairtalk.corpora import ReadSummary
     from fairtalk.errors import InputError
 
-#: float32's largest finite value: the largest rate TrainConfig takes (the weights train in float32). Adam's first
-#: step is 10 x the rate (lr / (1 - beta1)), so a rate above about 3.4e37 overflows there: train reports that as
-#: "training diverged" (exit 2), like a smaller rate that blows the weights up.
-_MAX_LR = 3.4028234663852886e38
 _MSG_LR = "--lr must be a finite number > 0 and at most {most:.4g} (float32's largest, the weights' precision), got {value!r}"
 _MSG_INTERRUPTED = (
     "no checkpoint was written to {output}, and no epoch is kept: re-run the same command to train again from the start"
@@ -39,10 +35,12 @@ def _check_lr(value: float | None) -> float | None:
     overflow. A rate float32 holds but Adam's first step (10 x the rate) overflows is the training loop's "training
     diverged" error.
     """
-    if value is not None and not (math.isfinite(value) and 0 < value <= _MAX_LR):
+    from fairtalk.training import MAX_LR  # the library's bound (TrainConfig's), loaded without torch
+
+    if value is not None and not (math.isfinite(value) and 0 < value <= MAX_LR):
         from fairtalk.errors import SpecError
 
-        raise SpecError(_MSG_LR.format(most=_MAX_LR, value=value))
+        raise SpecError(_MSG_LR.format(most=MAX_LR, value=value))
     return value
 
 

@@ -27,6 +27,7 @@ _LAZY: dict[str, str] = {
     "read_dialogues": "fairtalk.training._data:read_dialogues",
     "split_dialogues": "fairtalk.training._data:split_dialogues",
     "TrainResult": "fairtalk.training._config:TrainResult",
+    "MAX_LR": "fairtalk.training._config:MAX_LR",
 }
 
 __all__ = sorted(_LAZY)

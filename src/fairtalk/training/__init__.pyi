@@ -7,6 +7,7 @@ from fairtalk.training._checkpoints import check_checkpoint_folder as check_chec
 from fairtalk.training._checkpoints import load_checkpoint as load_checkpoint
 from fairtalk.training._checkpoints import read_training_record as read_training_record
 from fairtalk.training._checkpoints import save_checkpoint as save_checkpoint
+from fairtalk.training._config import MAX_LR as MAX_LR
 from fairtalk.training._config import TrainResult as TrainResult
 from fairtalk.training._data import read_dialogues as read_dialogues
 from fairtalk.training._data import split_dialogues as split_dialogues
@@ -38,4 +39,5 @@ __all__ = [
     "read_dialogues",
     "split_dialogues",
     "TrainResult",
+    "MAX_LR",
 ]
