@@ -121,6 +121,19 @@ SAME_CONTEXT_KEY = "n_same_context"
 SAME_CONTEXT_DROPPED_KEY = "n_same_context_dropped"
 
 
+def same_context(a: str, b: str) -> bool:
+    """Whether a pair's two sides were asked the same (non-empty) context: no counterfactual pair.
+
+    Two empty contexts say nothing of what was asked (the two-file layout records none): not the same.
+
+    Examples
+    --------
+    >>> same_context("he said hi", "he said hi"), same_context("he said hi", "she said hi"), same_context("", "")
+    (True, False, False)
+    """
+    return a == b and bool(a.strip())
+
+
 #: The extra fields of a response beside its seed (a cluster, a finish reason).
 Extra = tuple[tuple[str, object], ...]
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from fairtalk._responses import ResponseSet
+from fairtalk._responses import ResponseSet, same_context
 from fairtalk.compare._inputs import AxisInput, RunInput, given_margins, once, read_run, same_run
 from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
@@ -169,8 +169,7 @@ def _measures(result: AuditResult, lexicon: Lexicon) -> tuple[list[Measure], dic
 
 def _counterfactual(rs: ResponseSet, i: int) -> bool:
     """Whether pair ``i`` of ``rs`` asked its two sides different contexts (or does not say what it asked)."""
-    a, b = rs.a[i].context, rs.b[i].context
-    return a != b or not a.strip()
+    return not same_context(rs.a[i].context, rs.b[i].context)
 
 
 def _paired(base: ResponseSet, cand: ResponseSet) -> tuple[list[int], list[int], list[str], list[str], int, int]:

@@ -20,6 +20,7 @@ from fairtalk._responses import (
     response_contexts,
     response_texts,
     responses_from_texts,
+    same_context,
 )
 from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
@@ -535,7 +536,7 @@ def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
     (('3', '4'), 2, 3, 6)
     """
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
-    same = [a == b and bool(a.strip()) for a, b in contexts]
+    same = [same_context(a, b) for a, b in contexts]
     n = sum(same)
     summary = {k: v for k, v in rs.summary.items() if k not in (SAME_CONTEXT_KEY, SAME_CONTEXT_DROPPED_KEY)}
     if not n:  # a set read again may carry an earlier count
