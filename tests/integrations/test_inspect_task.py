@@ -7,6 +7,7 @@ never fetches a tokenizer: the fair or the biased reply of ``_toys``.
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,19 @@ def _metrics(log_dir: Path) -> dict[str, float]:
     assert log.status == "success", log.error
     (scores,) = log.results.scores
     return {name: metric.value for name, metric in scores.metrics.items()}
+
+
+def _eval(command: list[str], cwd: Path, option: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    """``inspect eval fairtalk/counterfactual`` on builtin:echo with ``-T option``: the process, and its output."""
+    done = subprocess.run(
+        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", option],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        check=False,
+    )
+    return done, done.stdout + done.stderr
 
 
 def test_the_registered_task_finds_the_gap_of_a_biased_model(tmp_path: Path) -> None:
@@ -149,7 +163,6 @@ def test_the_dataset_is_both_sides_of_each_pair() -> None:
 
 
 def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceback(tmp_path: Path) -> None:
-    import subprocess
     import sys
 
     # Review finding: -T n_pairs=1 "succeeded" with no result (its only metric n_pairs 1): the CLI refuses fewer than 2
@@ -162,27 +175,11 @@ def test_a_bad_task_option_is_a_spec_error_that_inspect_prints_without_a_traceba
         counterfactual(axis="nope", n_pairs=2)
     inspect_cli = Path(sys.executable).with_name("inspect")
     command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
-    done = subprocess.run(
-        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "n_pairs=1"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        check=False,
-    )
-    output = done.stdout + done.stderr
+    done, output = _eval(command, tmp_path, "n_pairs=1")
     said = "fairtalk/counterfactual: -T n_pairs=1: must be a whole number ≥ 2 (two pairs are the fewest a test compares)"
     assert done.returncode != 0 and said in " ".join(output.split())  # inspect wraps the line
     assert "Traceback" not in output, output
     # Review finding: inspect makes -T axis=gender,race a list, which ended in a traceback
-    done = subprocess.run(
-        [*command, "eval", "fairtalk/counterfactual", "--model", "fairtalk/builtin:echo", "-T", "axis=gender,race"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-        check=False,
-    )
-    output = done.stdout + done.stderr
+    done, output = _eval(command, tmp_path, "axis=gender,race")
     assert done.returncode != 0 and "fairtalk/counterfactual: -T axis=gender,race: one axis per task" in " ".join(output.split())
     assert "Traceback" not in output, output
