@@ -12,7 +12,6 @@ import numpy as np
 
 from fairtalk._responses import (
     SAME_CONTEXT_DROPPED_KEY,
-    SAME_CONTEXT_KEY,
     ResponseSet,
     check_axis,
     prompt_cuts,
@@ -538,7 +537,7 @@ def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
     same = [same_context(a, b) for a, b in contexts]
     n = sum(same)
-    summary = {k: v for k, v in rs.summary.items() if k not in (SAME_CONTEXT_KEY, SAME_CONTEXT_DROPPED_KEY)}
+    summary = {k: v for k, v in rs.summary.items() if k != SAME_CONTEXT_DROPPED_KEY}
     if not n:  # a set read again may carry an earlier count
         return (rs if len(summary) == len(rs.summary) else replace(rs, summary=summary)), ()
     keep = [i for i, s in enumerate(same) if not s]
