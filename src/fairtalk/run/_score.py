@@ -34,16 +34,15 @@ from fairtalk.inference import (
     KeyTest,
     Scored,
     adjust_family,
-    certify,
     check_finite,
     check_gold,
+    check_scorers,
     check_truncation,
     compare_scored,
     complete_means,
     corpus_rows,
     finalize,
     gold_estimates,
-    left_out_notes,
     token_limit_rows,
 )
 from fairtalk.lexicons import Lexicon, axis_names, load_lexicon
@@ -617,8 +616,7 @@ def _tested(
         ),
         scoring_engine=engine_record,
     )
-    checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
-    left_out = left_out_notes(built, checks) if o.scorer_check else ()
+    checks, left_out = check_scorers(listed, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ((), ())
     labelled = (
         gold_estimates(o.gold, rs, per_key, clusters=opts.clusters, judge_scale=o.judge_scale) if o.gold else GoldEstimates()
     )
