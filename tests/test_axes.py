@@ -92,8 +92,8 @@ def test_a_bare_multiway_axis_is_refused_by_the_library_naming_its_pairs(name: s
         with pytest.raises(SpecError) as caught:
             load(name)
         said = str(caught.value)
-        assert said.startswith("axis religion is a multi-way lexicon of 6 groups (christian, muslim, jewish, hindu, ")
-        assert f"choose a pair ({pairs}, or religion:A-B for any two)" in said
+        assert said.startswith("axis religion has 6 groups and a lexicon pairs two: choose a pair (religion:christian-muslim, ")
+        assert f"choose a pair ({pairs}, or religion:A-B for any two of christian, muslim, jewish, hindu, " in said
         assert "an audit of religion runs christian against each" in said
     assert load_lexicon(f"{name}:christian-jewish").groups == ("christian", "jewish")
 

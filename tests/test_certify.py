@@ -8,7 +8,7 @@ import numpy as np
 
 import fairtalk
 from fairtalk import Response, score
-from fairtalk.inference import PROBES, certify, probe_pairs
+from fairtalk.inference import PROBES, certify, check_scorers, probe_pairs
 from fairtalk.measures import Length, Measure
 from fairtalk.report import render_markdown, write_report
 
@@ -144,3 +144,73 @@ def test_a_scorer_check_of_length_alone_says_it_left_length_out(tmp_path) -> Non
     assert [c.key for c in with_asks.scorer_check] == ["asks"] and not any("left out" in w for w in with_asks.warnings)
     unchecked = score(_records(), axis="gender", measures=[Length()], n_resamples=50, scorer_check=False)
     assert not any("scorer check" in w for w in unchecked.warnings)  # no check run: nothing left out of it
+
+
+def _echo_judge(tmp_path) -> str:  # noqa: ANN001
+    """A judge that never answers yes or no: its verdict (``judge_yes``) is unscored on every probe."""
+    path = tmp_path / "echo.py"
+    path.write_text("def echo(prompt):\n    return 'you said: ' + prompt[:40]\n")
+    return f"judge:python:{path}:echo"
+
+
+def test_a_key_left_out_for_a_reason_of_the_run_is_named_on_every_surface(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: a key the check skipped for another reason than its size (a judge's verdict scored on no probe)
+    was silently absent: the certificate read "(2 keys checked)" and nothing said which key was not, nor why."""
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    path = tmp_path / "responses.jsonl"
+    rows = [{"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response} for r in _records()]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "out"
+    measures = f"{_echo_judge(tmp_path)},length,diversity"
+    args = ["score", "--responses", str(path), "--axis", "gender", "--resamples", "50", "--scorer-check", "-o", str(out)]
+    done = CliRunner().invoke(app, [*args, "--measures", measures])
+    assert done.exit_code == 0, done.output
+    note = "the scorer check left out judge_yes: the scorer gave a score on both sides of only 0 of the 30 probe pairs"
+    assert note in " ".join(done.stdout.split())
+    data = json.loads((out / "results.json").read_text())
+    assert sorted(data["scorer_check"]) == ["judge_error", "judge_unparsed"] and any(note in w for w in data["warnings"])
+    report = " ".join((out / "report.md").read_text().split()).replace("\\_", "_")
+    assert note in report and "(2 keys checked)" in report
+    assert note in " ".join((out / "report.html").read_text().split())
+    # length and diversity are left out by their kind, as the docs and methods say: named only where nothing is checked
+    assert not any("left out length" in w or "distinct" in w for w in data["warnings"] if w.startswith("the scorer check"))
+
+
+def test_every_reason_a_key_is_left_out_has_its_note() -> None:
+    from fairtalk.measures import Diversity, TokenLimit
+
+    class _HalfBlank(_Asks):
+        """A scorer with no score for the 6 "She ..." probes, though its measure does not declare it may leave one unscored."""
+
+        def score(self, texts):  # noqa: ANN001, ANN201
+            return {"asks": np.array([np.nan if t.startswith("She") else float("?" in t) for t in texts])}
+
+    gender = fairtalk.load_lexicon("gender")
+    checks, notes = check_scorers([_SaysShe(), _HalfBlank(), TokenLimit(), Length()], gender, {})
+    assert [c.key for c in checks] == ["says_she"]
+    assert notes == (
+        "the scorer check left out asks: the scorer gave no score (NaN or infinity) on 6 of the 30 probe pairs, and its "
+        "measure does not declare that it may leave a response unscored (unscored_keys)",
+        "the scorer check left out hit_token_limit: the token limit reads the model's finish reasons, not a text",
+    )
+    assert check_scorers([_SaysShe(), Length()], gender, {}) == (certify([_SaysShe()], gender, {}), ())  # as before
+    (corpus,) = check_scorers([Diversity()], gender, {})[1]
+    assert corpus.startswith(
+        "the scorer check left out distinct_1, distinct_2, diversity: their statistic is taken over each side"
+    )
+    assert corpus.endswith("and it had no other key to check")
+
+
+def test_an_axis_that_gives_no_probe_pair_names_the_keys_it_left_out(tmp_path) -> None:  # noqa: ANN001
+    lexicon_file = tmp_path / "kept.tsv"  # its one term is a phrase kept whole: no probe sentence swaps
+    lexicon_file.write_text("# axis: kept\n# groups: m f\n# keep: the man\nthe man\tthe woman\n")
+    lexicon = fairtalk.load_lexicon(str(lexicon_file))
+    assert probe_pairs(lexicon) == []
+    checks, notes = check_scorers([_SaysShe(), _Asks(), Length()], lexicon, {})
+    assert checks == ()
+    no_probe = "the axis gave no probe pair (no probe sentence swaps to side B's wording)"
+    assert notes[0] == f"the scorer check left out says_she, asks: {no_probe}"
+    assert notes[1].startswith("the scorer check left out length: its score depends on the text's size alone")

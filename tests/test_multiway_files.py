@@ -10,10 +10,9 @@ from typer.testing import CliRunner
 
 from fairtalk import SpecError, load_lexicon
 from fairtalk.cli import app
-from fairtalk.cli._app import _MSG_MULTIWAY
 from fairtalk.errors import LexiconError
 from fairtalk.lexicons import axis_groups, expand_axis, lexicon_by_name
-from fairtalk.lexicons._load import _MSG_BARE_MULTIWAY, _MSG_PAIR_OF_TWO
+from fairtalk.lexicons._load import _MSG_PAIR_OF_TWO
 
 runner = CliRunner()
 PETS = "# axis: pets\n# groups: cat dog fish\nkitten\tpuppy\tfry\ncat\tdog\tfish\ncats\tdogs\t-\n"
@@ -55,7 +54,10 @@ def test_a_bare_multiway_file_is_refused_naming_its_pairs(pets: Path) -> None:
     with pytest.raises(LexiconError) as info:
         load_lexicon(pets)
     pairs = f"{pets}:cat-dog, {pets}:cat-fish"
-    message = _MSG_BARE_MULTIWAY.format(n=3, groups="cat, dog, fish", pairs=pairs, path=pets, first="cat")
+    message = (
+        f"the file has 3 groups and a lexicon pairs two: choose a pair ({pairs}, or {pets}:A-B for any two of cat, dog, "
+        f"fish); an audit of {pets} runs cat against each"
+    )
     assert str(info.value) == f"{pets}: {message}"
 
 
@@ -91,7 +93,10 @@ def test_cli_single_pair_commands_take_path_a_b_and_refuse_the_bare_file(pets: P
     assert done.exit_code == 0, done.output
     assert done.stdout == "my fry and my fish\n"
     pairs = f"{pets}:cat-dog, {pets}:cat-fish"
-    as_religion = _MSG_MULTIWAY.format(option="--axis", axis=pets, n=3, pairs=pairs, groups="cat, dog, fish", first="cat")
+    as_religion = (
+        f"--axis {pets} has 3 groups and this command compares two: choose a pair ({pairs}, or {pets}:A-B for any two of "
+        f"cat, dog, fish); `fairtalk audit --axis {pets}` runs cat against each"
+    )
     for command in (["swap", "--axis", str(pets), "kitten"], ["pairs", "--corpus", "builtin:chitchat", "--axis", str(pets)]):
         done = runner.invoke(app, command)
         assert done.exit_code == 2 and done.stdout == ""

@@ -113,9 +113,6 @@ LOSS_KEYS = ("n_lost_a_only", "n_lost_b_only", "n_lost_both")
 #: The empty answers of the pairs kept (measured), on side a, on side b, and the pairs empty on both sides: counted in
 #: ``ResponseSet.summary`` only when some pair kept has an empty side (``drop_empty`` leaves none: it counts them lost).
 EMPTY_KEYS = ("n_empty_a", "n_empty_b", "n_empty_both")
-#: The pairs measured whose two sides were asked the same (non-empty) context: not counterfactual pairs. Written by
-#: scoring before such pairs were left out (the gates then failed an axis where every pair was); read from older results.
-SAME_CONTEXT_KEY = "n_same_context"
 #: The pairs left out of the tests because their two sides were asked the same (non-empty) context: counted in
 #: ``ResponseSet.summary`` by scoring (whose ``n_pairs`` then counts the pairs kept), only when some pair is such.
 SAME_CONTEXT_DROPPED_KEY = "n_same_context_dropped"

@@ -44,10 +44,7 @@ are not counterfactual: a model shows no gap on them but its noise. Scoring leav
 tests and counts them (:attr:`~fairtalk.results.AuditResult.same_context_left_out`), refusing an
 axis with fewer than two pairs left; the headline says how many were left out. A result that was
 written with fewer than two pairs left anyway fails every gate on that axis (``on`` ``"context"``). A
-result written when they were kept and measured holds them in its tests: where fewer than two
-pairs of an axis differ in context, every gate fails on that axis; where more do, the decision
-stands on all the pairs measured, and the headline says how many were not counterfactual (they
-pull every gap toward 0). A result written before they were counted has no count, and nothing changes.
+result written before they were counted has no count, and nothing changes.
 
 Where a primary key has a labelled estimate (``score(gold=...)``: :attr:`~fairtalk.results.MeasureResult.ppi`,
 prediction-powered or the labels' alone), the gate also reads its 95% interval, fail-closed: the
@@ -440,16 +437,13 @@ def _on_same_context(axis: str, result: AuditResult) -> KeyDecision | None:
     same, so a model shows no gap on them but its noise. Scoring leaves them out
     (:attr:`~fairtalk.results.AuditResult.same_context_left_out`: ``n_pairs`` counts the pairs
     kept) and refuses fewer than :data:`_MIN_COUNTERFACTUAL` left, so only a result written
-    otherwise fails here. In a result written when they were kept and measured, ``n_pairs``
-    counts them too: where fewer than :data:`_MIN_COUNTERFACTUAL` pairs differ, nothing is left to
-    judge and every gate fails. The headline says how many there were (:func:`_context_notes`).
+    otherwise (by hand, by another tool) fails here: nothing is left to judge. The headline says
+    how many were left out where enough remain (:func:`_context_notes`).
     """
     same = result.same_context
-    if same is None:
+    if same is None or result.n_pairs >= _MIN_COUNTERFACTUAL:
         return None
-    total = result.n_pairs + same if result.same_context_left_out else result.n_pairs
-    if total - same >= _MIN_COUNTERFACTUAL:
-        return None
+    total = result.n_pairs + same
     return KeyDecision(
         axis,
         None,
@@ -464,21 +458,12 @@ def _on_same_context(axis: str, result: AuditResult) -> KeyDecision | None:
 def _context_note(axis: str, result: AuditResult) -> str | None:
     """What a headline says of an axis with pairs not counterfactual (the same context on both sides), if it has any left."""
     same = result.same_context
-    if not same:
-        return None
     n = result.n_pairs
-    if result.same_context_left_out:
-        if n < _MIN_COUNTERFACTUAL:
-            return None  # the axis fails on it (_on_same_context)
-        return (
-            f"{axis}: {same:,} of {n + same:,} pairs have the same context on both sides: not counterfactual, they were "
-            f"left out of the tests (the decision rests on the {n:,} pairs whose sides differ)"
-        )
-    if n - same < _MIN_COUNTERFACTUAL:
-        return None
+    if not same or n < _MIN_COUNTERFACTUAL:
+        return None  # none, or the axis fails on it (_on_same_context)
     return (
-        f"{axis}: {same:,} of {n:,} pairs have the same context on both sides: not counterfactual, they pull "
-        f"every gap toward 0 (the decision rests on all {n:,}, {n - same:,} of them counterfactual)"
+        f"{axis}: {same:,} of {n + same:,} pairs have the same context on both sides: not counterfactual, they were "
+        f"left out of the tests (the decision rests on the {n:,} pairs whose sides differ)"
     )
 
 

@@ -320,10 +320,6 @@ _MSG_OUT_DENIED = "{option}: cannot write in {folder} ({reason})"
 #: The axes themselves follow as the error's choices, from the axis registry.
 _MSG_NO_AXIS = "give --axis (an axis or a lexicon file) or --lexicon FILE"
 _MSG_BLANK = "{option} is empty: give an axis or a lexicon file"
-_MSG_MULTIWAY = (
-    "{option} {axis} has {n} groups and this command compares two: choose a pair ({pairs}, or {axis}:A-B for any two of "
-    "{groups}); `fairtalk audit --axis {axis}` runs {first} against each"
-)
 #: Under :func:`json_mode`: the real stdout, where :func:`print_json` writes (None otherwise).
 _JSON_STDOUT: list[IO[str] | None] = [None]
 
@@ -685,17 +681,9 @@ def check_two_groups(axis: str, *, option: str = "--axis") -> None:
     Only audit runs every group of a multi-way axis (the first against each other one); a
     single-pair command would silently take its first two groups, a part of what audit runs.
     """
-    from fairtalk.errors import SpecError
-    from fairtalk.lexicons import axis_groups, expand_axis
+    from fairtalk.lexicons import refuse_bare_multiway
 
-    pairs = expand_axis(axis)
-    if len(pairs) > 1:
-        groups = axis_groups(axis)
-        raise SpecError(
-            _MSG_MULTIWAY.format(
-                option=option, axis=axis, n=len(groups), pairs=", ".join(pairs), groups=", ".join(groups), first=groups[0]
-            )
-        )
+    refuse_bare_multiway(axis, given=f"{option} {axis}", needs="this command compares")
 
 
 def _print_version(value: bool) -> None:

@@ -24,7 +24,7 @@ from fairtalk.inference._measure_tests import (
     corpus_row,
     corpus_rows,
 )
-from fairtalk.inference._scorer_check import PROBES, certify, left_out_notes, probe_pairs
+from fairtalk.inference._scorer_check import PROBES, certify, check_scorers, probe_pairs
 from fairtalk.inference._truncation import check_truncation, token_limit_rows
 
 __all__ = [
@@ -42,6 +42,7 @@ __all__ = [
     "adjust_family",
     "by_turn",
     "certify",
+    "check_scorers",
     "check_finite",
     "check_gold",
     "check_multi_turn",
@@ -53,6 +54,5 @@ __all__ = [
     "corpus_rows",
     "finalize",
     "gold_estimates",
-    "left_out_notes",
     "token_limit_rows",
 ]

@@ -17,7 +17,15 @@ text's size alone (a measure's ``size_keys``: ``length``, a word count) has no j
 react; it scores the swapped probe otherwise only where the swap changes the wording's size
 ("Hello, how are you?" -> "Yo, sup?" is 4 words against 2), and then the gap is the probe's,
 not the scorer's. Such keys are left out of the check (a response's length gap in the audit
-is the model's, measured exactly).
+is the model's, measured exactly), as are a corpus measure's (``diversity``: a statistic of each
+side's answers together, no score of one text). The docs and the run's methods say so; where
+the check had no other key, a note names them (:func:`check_scorers`).
+
+A key can be left out for a reason of the run too, and then a note always names it and says
+why: the scorer gave too few probe pairs a score on both sides (an ordinal judge's score, a
+judge that never answers yes or no), it gave no score to some probe where its measure does not
+declare that it may (``unscored_keys``), the axis gave no probe pair at all, or the key reads no
+text (``hit_token_limit``: the model's finish reasons).
 
 Probes: hand-written neutral sentences for the built-in axes (gender: person nouns, kinship
 words and pronouns; race: the Standard English side of the dialect lexicon in everyday
@@ -32,11 +40,11 @@ import numpy as np
 
 from fairtalk.counterfactual import Swapper
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import AnyMeasure, Measure
+from fairtalk.measures import AnyMeasure, Measure, TokenLimit
 from fairtalk.results import ScorerCheck
 from fairtalk.stats import default_margin, difference_interval, paired_test
 
-__all__ = ["PROBES", "certify", "left_out_notes", "probe_pairs"]
+__all__ = ["PROBES", "certify", "check_scorers", "probe_pairs"]
 
 #: Neutral probe sentences per built-in axis, written in side A's wording.
 PROBES: Mapping[str, tuple[str, ...]] = {
@@ -122,18 +130,55 @@ NOTE_LEFT_OUT = (
     "the scorer check left out {keys}: {whose} score depends on the text's size alone (a swap that changes a "
     "probe's size changes it by construction), and it had no other key to check"
 )
+#: The same for a corpus measure's keys (``diversity``), which the check leaves out as it does size keys.
+NOTE_LEFT_OUT_CORPUS = (
+    "the scorer check left out {keys}: {whose} statistic is taken over each side's answers together, not scored "
+    "per text, and it had no other key to check"
+)
+#: The note of keys left out for a reason of the run, named whenever the check runs: ``why`` is one of the WHY_ below.
+NOTE_NOT_CHECKED = "the scorer check left out {keys}: {why}"
+WHY_FEW_SCORED = "the scorer gave a score on both sides of only {n} of the {total} probe pairs (a test needs 2)"
+WHY_UNSCORED = (
+    "the scorer gave no score (NaN or infinity) on {n} of the {total} probe pairs, and its measure does not declare "
+    "that it may leave a response unscored (unscored_keys)"
+)
+WHY_NO_PROBES = "the axis gave no probe pair (no probe sentence swaps to side B's wording)"
+WHY_NO_TEXT = "the token limit reads the model's finish reasons, not a text"
 
 
-def left_out_notes(measures: Sequence[AnyMeasure], checks: Sequence[ScorerCheck]) -> tuple[str, ...]:
-    """The note naming the size keys (``length``) :func:`certify` left out, when it checked no key at all; else none.
+def check_scorers(
+    measures: Sequence[AnyMeasure], lexicon: Lexicon, margins: Mapping[str, float], *, alpha: float = 0.05
+) -> tuple[tuple[ScorerCheck, ...], tuple[str, ...]]:
+    """:func:`certify`'s checks, and the notes naming each key of ``measures`` it left out, and why.
 
-    Without it, a check of ``length`` alone would report nothing at all, as if it had run and found nothing. Beside
-    checked keys the certificate's own line counts the keys checked, and the docs say why ``length`` is not one.
+    A key left out for a reason of the run (its scorer's scores on the probes, the axis' probes, a
+    key that reads no text: the WHY_ wordings) is named whenever the check runs. The keys it leaves
+    out by their kind (a measure's ``size_keys``, a corpus measure's keys), which the docs and the
+    run's methods name, are named only where it checked no key at all: without that note, a check
+    of ``length`` alone would report nothing, as if it had run and found nothing.
+
+    Examples
+    --------
+    >>> from fairtalk.lexicons import load_lexicon
+    >>> from fairtalk.measures import Length
+    >>> checks, notes = check_scorers([Length(), TokenLimit()], load_lexicon("gender"), {})
+    >>> checks, [note.split(":")[0] for note in notes]
+    ((), ['the scorer check left out hit_token_limit', 'the scorer check left out length'])
     """
-    keys = [key for m in measures if isinstance(m, Measure) for key in m.keys if key in m.size_keys]
-    if checks or not keys:
-        return ()
-    return (NOTE_LEFT_OUT.format(keys=", ".join(keys), whose="its" if len(keys) == 1 else "their"),)
+    checks, skipped = _certify(measures, probe_pairs(lexicon), margins, alpha)
+    reasons: dict[str, list[str]] = {}
+    for key, why in skipped.items():
+        reasons.setdefault(why, []).append(key)
+    notes = [NOTE_NOT_CHECKED.format(keys=", ".join(keys), why=why) for why, keys in reasons.items()]
+    if not checks:
+        size = [key for m in measures if isinstance(m, Measure) for key in m.keys if key in m.size_keys]
+        corpus = [key for m in measures if not isinstance(m, Measure) for key in m.keys]
+        notes += [
+            note.format(keys=", ".join(keys), whose="its" if len(keys) == 1 else "their")
+            for note, keys in ((NOTE_LEFT_OUT, size), (NOTE_LEFT_OUT_CORPUS, corpus))
+            if keys
+        ]
+    return checks, tuple(notes)
 
 
 def probe_pairs(lexicon: Lexicon) -> list[tuple[str, str]]:
@@ -161,32 +206,50 @@ def certify(
     may leave a response unscored (an ordinal judge's score) is tested on the probe pairs it
     scored on both sides. A measure's ``size_keys`` (``length``) are left out: their probe gap
     is the swap's change of the wording's size, not a reaction of the scorer (module docstring);
-    :func:`left_out_notes` says so.
+    :func:`check_scorers` gives these checks with the notes naming every key left out, and why.
     """
-    pairs = probe_pairs(lexicon)
-    if not pairs:
-        return ()
+    return _certify(measures, probe_pairs(lexicon), margins, alpha)[0]
+
+
+def _certify(
+    measures: Sequence[AnyMeasure], pairs: Sequence[tuple[str, str]], margins: Mapping[str, float], alpha: float
+) -> tuple[tuple[ScorerCheck, ...], dict[str, str]]:
+    """The checks of :func:`certify` on the probe ``pairs``, and why each key left out for a reason of the run was."""
     side_a, side_b = [a for a, _ in pairs], [b for _, b in pairs]
-    checks = []
+    checks: list[ScorerCheck] = []
+    skipped: dict[str, str] = {}
     for measure in measures:
         if not isinstance(measure, Measure):  # a corpus measure scores no single text
             continue
+        keys = [key for key in measure.keys if key not in measure.size_keys]  # a word count has no judgement
+        if isinstance(measure, TokenLimit) or not pairs:
+            skipped.update(dict.fromkeys(keys, WHY_NO_TEXT if isinstance(measure, TokenLimit) else WHY_NO_PROBES))
+            continue
         scores_a, scores_b = measure.score(side_a), measure.score(side_b)
-        for key in measure.keys:
-            if key in measure.size_keys:  # a word count has no judgement to react to the group
-                continue
-            a = np.asarray(scores_a[key], dtype=float)
-            b = np.asarray(scores_b[key], dtype=float)
-            scored = np.isfinite(a) & np.isfinite(b)
-            n_unscored = int((~scored).sum())
-            if key in measure.unscored_keys:
-                a, b = a[scored], b[scored]
-                if a.size < 2:
-                    continue
-            elif n_unscored:
-                continue
-            checks.append(_check(key, measure.kind_of(key), a, b, margins.get(key), alpha, a.size, n_unscored))
-    return tuple(checks)
+        for key in keys:
+            check = _key_check(key, measure, scores_a[key], scores_b[key], margins.get(key), alpha)
+            if isinstance(check, str):
+                skipped[key] = check
+            else:
+                checks.append(check)
+    return tuple(checks), skipped
+
+
+def _key_check(
+    key: str, measure: Measure, scores_a: object, scores_b: object, margin: float | None, alpha: float
+) -> ScorerCheck | str:
+    """One key's check on the probe pairs' scores, or why it cannot be checked (a WHY_ wording)."""
+    a = np.asarray(scores_a, dtype=float)
+    b = np.asarray(scores_b, dtype=float)
+    scored = np.isfinite(a) & np.isfinite(b)
+    n_unscored = int((~scored).sum())
+    if key in measure.unscored_keys:
+        a, b = a[scored], b[scored]
+        if a.size < 2:
+            return WHY_FEW_SCORED.format(n=a.size, total=scored.size)
+    elif n_unscored:
+        return WHY_UNSCORED.format(n=n_unscored, total=scored.size)
+    return _check(key, measure.kind_of(key), a, b, margin, alpha, a.size, n_unscored)
 
 
 def _check(

@@ -12,15 +12,10 @@ from dataclasses import dataclass
 
 from fairtalk import build_pairs, load_lexicon, read_corpus
 from fairtalk.errors import SpecError
-from fairtalk.lexicons import axis_groups, expand_axis
+from fairtalk.lexicons import refuse_bare_multiway
 
 __all__ = ["PairSide", "check_one_pair", "pair_sides"]
 
-#: A bare multi-way axis, in the words of the CLI's single-pair commands (``fairtalk score``, ``train``).
-_MSG_MULTIWAY = (
-    "{option}={axis} has {n} groups and this {what} compares two: choose a pair ({pairs}, or {axis}:A-B for any two of "
-    "{groups}); `fairtalk audit --axis {axis}` runs {first} against each"
-)
 _MSG_NOT_ONE = (
     "{option}={given}: one axis per {what} (an axis name such as gender, or religion:christian-jewish); "
     "run it once per axis, or run `fairtalk audit` for several"
@@ -57,20 +52,8 @@ def check_one_pair(axis: object, *, option: str = "axis", what: str = "task") ->
         raise SpecError(_MSG_NOT_ONE.format(option=option, given=",".join(map(str, axis)), what=what))
     if not isinstance(axis, str) or not axis.strip():
         raise SpecError(_MSG_NOT_NAME.format(option=option, given=axis))
-    pairs = expand_axis(axis)
-    if len(pairs) > 1:
-        groups = axis_groups(axis)
-        raise SpecError(
-            _MSG_MULTIWAY.format(
-                option=option,
-                axis=axis,
-                what=what,
-                n=len(groups),
-                pairs=", ".join(pairs),
-                groups=", ".join(groups),
-                first=groups[0],
-            )
-        )
+    # in the words of the CLI's single-pair commands (``fairtalk score``, ``train``): the library's refusal
+    refuse_bare_multiway(axis, given=f"{option}={axis}", needs=f"this {what} compares")
     return axis
 
 

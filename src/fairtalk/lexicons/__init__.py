@@ -68,6 +68,8 @@ from fairtalk.lexicons._load import (
     lexicon_by_name,
     load_attributes,
     load_lexicon,
+    multiway_message,
+    refuse_bare_multiway,
     register_axis,
     terms_on_both_sides,
 )
@@ -93,7 +95,9 @@ __all__ = [
     "lexicon_text",
     "load_attributes",
     "load_lexicon",
+    "multiway_message",
     "recorded_lexicon",
+    "refuse_bare_multiway",
     "register_axis",
     "terms_on_both_sides",
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache, partial
 from importlib import resources
 from pathlib import Path
@@ -50,12 +50,11 @@ _MSG_TOO_LARGE = "the lexicon file is larger than {limit} MiB; a lexicon holds w
 MAX_LEXICON_BYTES = 64 << 20
 _MSG_NOT_LEXICON = "axis {name!r} loaded {got}, not a Lexicon"
 _MSG_NO_PAPER_VARIANT = "axis {axis!r} has no paper variant (only gender and race come from the paper)"
-#: A bare multi-way axis (``religion``) or file where one lexicon is needed: its pairs to choose.
+#: A bare multi-way axis (``religion``) or file where two groups are needed: its pairs to choose (:func:`refuse_bare_multiway`).
 _MSG_BARE_MULTIWAY = (
-    "a multi-way lexicon of {n} groups ({groups}), where one pair of groups is needed: choose a pair ({pairs}, or "
-    "{path}:A-B for any two); an audit of {path} runs {first} against each"
+    "{given} has {n} groups and {needs} two: choose a pair ({pairs}, or {name}:A-B for any two of {groups}); "
+    "{audit} runs {first} against each"
 )
-_MSG_BARE_AXIS = "axis {axis} is {why}"
 _MSG_PAIR_OF_TWO = "{path}:{chosen} chooses two groups of a multi-way lexicon, and {path} has two ({groups}): give the file alone"
 
 #: Entry-point group through which other packages register axes.
@@ -68,15 +67,64 @@ def _builtin_axis(axis: str, variant: str = "default") -> Lexicon:
     if variant != "default" and axis not in _PAPER_AXES:
         raise SpecError(_MSG_NO_PAPER_VARIANT.format(axis=axis), choices=("default",), given=variant)
     if axis in _MULTIWAY_AXES:  # one pair of its groups is a lexicon: religion:christian-muslim, ...
-        raise SpecError(_MSG_BARE_AXIS.format(axis=axis, why=_bare_multiway(_load_multiway(axis), axis)), given=axis)
+        raise SpecError(multiway_message(axis, _load_multiway(axis).groups), given=axis)
     return _load_builtin(axis, variant)
 
 
-def _bare_multiway(multi: MultiwayLexicon, name: str) -> str:
-    """What a bare multi-way axis or file, ``name``, is refused with where one lexicon (a pair of groups) is needed."""
-    groups, first = multi.groups, multi.groups[0]
-    pairs = ", ".join(f"{name}:{first}-{other}" for other in groups[1:])
-    return _MSG_BARE_MULTIWAY.format(n=len(groups), groups=", ".join(groups), pairs=pairs, path=name, first=first)
+def multiway_message(
+    name: str, groups: Sequence[str], *, given: str | None = None, needs: str = "a lexicon pairs", audit: str | None = None
+) -> str:
+    """The refusal of the bare multi-way axis or file ``name`` (of ``groups``) where two groups are needed: its pairs.
+
+    The one wording of this refusal, for the library and every surface over it (:func:`refuse_bare_multiway`):
+    ``given`` says what was given (``"axis NAME"`` by default; the CLI's ``"--axis NAME"``), ``needs`` what
+    takes two groups (a lexicon; ``"this command compares"``) and ``audit`` what runs every group (``"an
+    audit of NAME"``; ``"`fairtalk audit --axis NAME`"``).
+
+    Examples
+    --------
+    >>> multiway_message("pets", ("cat", "dog", "fish"))
+    'axis pets has 3 groups and a lexicon pairs two: choose a pair (pets:cat-dog, pets:cat-fish, or pets:A-B for any two of cat, dog, fish); an audit of pets runs cat against each'
+    """
+    first = groups[0]
+    return _MSG_BARE_MULTIWAY.format(
+        given=f"axis {name}" if given is None else given,
+        n=len(groups),
+        needs=needs,
+        pairs=", ".join(f"{name}:{first}-{other}" for other in groups[1:]),
+        name=name,
+        groups=", ".join(groups),
+        audit=f"an audit of {name}" if audit is None else audit,
+        first=first,
+    )
+
+
+def refuse_bare_multiway(axis: str, *, given: str, needs: str) -> None:
+    """SpecError where ``axis`` is a bare multi-way axis or file and two groups are needed, naming the pairs to choose.
+
+    In the words of :func:`multiway_message`, as :func:`load_lexicon` refuses it, with the command that
+    runs every group (``fairtalk audit --axis AXIS``): the CLI's single-pair commands and the
+    integrations call this before any pair is built (a bare ``religion`` would otherwise mean its
+    first two groups, a part of what an audit runs).
+
+    Examples
+    --------
+    >>> refuse_bare_multiway("religion:christian-jewish", given="--axis religion:christian-jewish", needs="this command compares")
+    >>> refuse_bare_multiway("religion", given="--axis religion", needs="this command compares")
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: --axis religion has 6 groups and this command compares two: choose a pair (religion:christian-muslim, ...
+
+    Raises
+    ------
+    SpecError
+        ``axis`` is a bare multi-way axis or file.
+    LexiconError
+        ``axis`` is a multi-way lexicon file that cannot be read or fails validation.
+    """
+    if len(expand_axis(axis)) > 1:
+        audit = f"`fairtalk audit --axis {axis}`"
+        raise SpecError(multiway_message(axis, axis_groups(axis), given=given, needs=needs, audit=audit))
 
 
 def expand_axis(axis: str) -> tuple[str, ...]:
@@ -219,7 +267,8 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     path = Path(axis_or_path)
     data = _read_bytes(path)
     if is_multiway(data):
-        raise LexiconError(_bare_multiway(parse_multiway(data, source=str(path), stem=path.stem), str(path)), path=str(path))
+        groups = parse_multiway(data, source=str(path), stem=path.stem).groups
+        raise LexiconError(multiway_message(str(path), groups, given="the file"), path=str(path))
     return parse_lexicon(data, source=str(path), stem=path.stem, variant="custom")
 
 

@@ -301,18 +301,13 @@ def _degenerate_sentences(result: AuditResult) -> list[str]:
 
 
 def _same_context_sentences(result: AuditResult) -> list[str]:
-    """How many pairs asked both sides the same context: left out of the tests, or (an older result) kept in them."""
+    """How many pairs were left out of the tests because both sides were asked the same context."""
     same = result.same_context
     if not same:
         return []
-    if result.same_context_left_out:
-        return [
-            f"{same:,} of {result.n_pairs + same:,} pairs were left out because both sides were asked the same "
-            f"context (not counterfactual pairs): the table compares the {result.n_pairs:,} pairs whose sides differ."
-        ]
     return [
-        f"{same:,} of {result.n_pairs:,} pairs asked both sides the same context (not counterfactual pairs) and are "
-        "in the table: they pull every gap toward 0."
+        f"{same:,} of {result.n_pairs + same:,} pairs were left out because both sides were asked the same "
+        f"context (not counterfactual pairs): the table compares the {result.n_pairs:,} pairs whose sides differ."
     ]
 
 

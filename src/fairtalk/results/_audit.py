@@ -15,7 +15,6 @@ from fairtalk._responses import (  # input_summary's counts, by side
     EMPTY_KEYS,
     LOSS_KEYS,
     SAME_CONTEXT_DROPPED_KEY,
-    SAME_CONTEXT_KEY,
 )
 from fairtalk.results._by_turn import ByTurnResult
 from fairtalk.results._protocol import Result, Verdict
@@ -630,31 +629,29 @@ class AuditResult(Codec, Result[str]):
     def same_context(self) -> int | None:
         """The pairs whose two sides were asked the same context (not counterfactual pairs); None where not counted.
 
-        Read from ``input_summary``, present only where some pair is such: ``n_same_context_dropped``
-        where scoring left them out of the tests (:attr:`same_context_left_out`: :attr:`n_pairs`
-        counts the pairs kept, the gates (:func:`fairtalk.gates.evaluate`) fail an axis with fewer
-        than two), or ``n_same_context`` in a result written when they were kept and measured
-        (:attr:`n_pairs` counts them too; the gates fail an axis on which all but one are such). A
-        result written before they were counted reads None, as one with none.
+        Read from ``input_summary``'s ``n_same_context_dropped``, present only where some pair is
+        such: scoring left them out of the tests (:attr:`same_context_left_out`; :attr:`n_pairs`
+        counts the pairs kept, and the gates (:func:`fairtalk.gates.evaluate`) fail an axis with
+        fewer than two). A result written before they were counted reads None, as one with none.
 
         Examples
         --------
         >>> AuditResult("gender", ("m", "f"), 100, (), input_summary={"n_same_context_dropped": 20}).same_context
         20
         """
-        found = self.input_summary.get(SAME_CONTEXT_DROPPED_KEY, self.input_summary.get(SAME_CONTEXT_KEY))
+        found = self.input_summary.get(SAME_CONTEXT_DROPPED_KEY)
         return None if found is None else int(found)
 
     @property
     def same_context_left_out(self) -> bool:
         """Whether the pairs with the same context on both sides (:attr:`same_context`) were left out of the tests.
 
-        False for a result written when they were kept and measured (``n_same_context``), and for one with none.
+        False for a result with none, and for one written before they were counted.
 
         Examples
         --------
-        >>> AuditResult("gender", ("m", "f"), 100, (), input_summary={"n_same_context": 20}).same_context_left_out
-        False
+        >>> AuditResult("gender", ("m", "f"), 100, (), input_summary={"n_same_context_dropped": 20}).same_context_left_out
+        True
         """
         return SAME_CONTEXT_DROPPED_KEY in self.input_summary
 

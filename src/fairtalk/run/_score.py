@@ -12,7 +12,6 @@ import numpy as np
 
 from fairtalk._responses import (
     SAME_CONTEXT_DROPPED_KEY,
-    SAME_CONTEXT_KEY,
     ResponseSet,
     check_axis,
     prompt_cuts,
@@ -35,16 +34,15 @@ from fairtalk.inference import (
     KeyTest,
     Scored,
     adjust_family,
-    certify,
     check_finite,
     check_gold,
+    check_scorers,
     check_truncation,
     compare_scored,
     complete_means,
     corpus_rows,
     finalize,
     gold_estimates,
-    left_out_notes,
     token_limit_rows,
 )
 from fairtalk.lexicons import Lexicon, axis_names, load_lexicon
@@ -538,7 +536,7 @@ def _same_context(rs: ResponseSet) -> tuple[ResponseSet, tuple[str, ...]]:
     contexts = zip(response_contexts(rs.a), response_contexts(rs.b), strict=True)  # no record built per side
     same = [same_context(a, b) for a, b in contexts]
     n = sum(same)
-    summary = {k: v for k, v in rs.summary.items() if k not in (SAME_CONTEXT_KEY, SAME_CONTEXT_DROPPED_KEY)}
+    summary = {k: v for k, v in rs.summary.items() if k != SAME_CONTEXT_DROPPED_KEY}
     if not n:  # a set read again may carry an earlier count
         return (rs if len(summary) == len(rs.summary) else replace(rs, summary=summary)), ()
     keep = [i for i, s in enumerate(same) if not s]
@@ -618,8 +616,7 @@ def _tested(
         ),
         scoring_engine=engine_record,
     )
-    checks = certify(built, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ()
-    left_out = left_out_notes(built, checks) if o.scorer_check else ()
+    checks, left_out = check_scorers(listed, lexicon, dict(o.margins), alpha=o.alpha) if o.scorer_check else ((), ())
     labelled = (
         gold_estimates(o.gold, rs, per_key, clusters=opts.clusters, judge_scale=o.judge_scale) if o.gold else GoldEstimates()
     )
