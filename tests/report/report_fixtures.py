@@ -3,8 +3,21 @@
 from __future__ import annotations
 
 import math
+from types import MappingProxyType
 
-from fairtalk.results import AuditResult, DivergentPair, MaskedComparison, MeasureResult, Provenance, TestedKey
+from fairtalk.records import Coverage
+from fairtalk.results import (
+    AuditResult,
+    AuditRun,
+    AxisRun,
+    DivergentPair,
+    GenerationSummary,
+    MaskedComparison,
+    MeasureResult,
+    Provenance,
+    TestedKey,
+    Verdict,
+)
 
 XSS_SCRIPT = "<script>document.title='PWNED';document.body.setAttribute('data-pwned','1')</script>"
 XSS_IMG = "<img src=x onerror=\"document.title='PWNED';document.body.setAttribute('data-pwned','1')\">"
@@ -42,6 +55,7 @@ def _m(
             masked=masked,
         ),
         p_adjusted=p_adjusted,
+        verdict=Verdict.DIFFERENT if p_adjusted < 0.05 else Verdict.INCONCLUSIVE,  # as the library decides it, at α 0.05
     )
 
 
@@ -194,4 +208,55 @@ def build_result(*, hostile: bool = True) -> AuditResult:
                 "weird": float("nan"),
             }
         ),
+    )
+
+
+#: Sampled decoding settings, as a run's ``settings`` records them.
+SAMPLED = {
+    "do_sample": True,
+    "temperature": 0.7,
+    "top_k": None,
+    "top_p": 0.9,
+    "max_new_tokens": 256,
+    "num_beams": 1,
+    "repetition_penalty": None,
+    "stop": [],
+}
+
+
+def build_run(
+    result: AuditResult, *, config: dict | None = None, model: str = "builtin:echo", settings: dict | None = None
+) -> AuditRun:
+    """A one-axis run around ``result``: its generation and coverage counts made up to match, the settings ``SAMPLED``."""
+    generation = GenerationSummary(
+        model=model,
+        settings={},
+        n_items=2 * result.n_pairs,
+        n_cached=0,
+        n_generated=2 * result.n_pairs,
+        n_errors=0,
+        n_pairs=result.n_pairs,
+        n_pairs_with_errors=0,
+    )
+    coverage = Coverage(
+        axis=result.axis,
+        groups=result.groups,
+        n_read=10,
+        n_matched=8,
+        n_by_group={result.groups[0]: result.n_pairs},
+        n_mixed=0,
+        n_duplicates=0,
+        n_pairs=result.n_pairs,
+        top_terms=(),
+    )
+    axis = AxisRun(axis=result.axis, result=result, coverage=coverage, generation=generation)
+    return AuditRun(
+        axes=MappingProxyType({result.axis: axis}),
+        model=model,
+        corpus="toy.txt",
+        split="all",
+        seed=5,
+        settings=MappingProxyType(settings or SAMPLED),
+        run_id="r1",
+        config=MappingProxyType(config or {"turns": 1}),
     )

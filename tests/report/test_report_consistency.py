@@ -7,11 +7,10 @@ import html
 import json
 import re
 from pathlib import Path
-from types import MappingProxyType
 
 import numpy as np
 import pytest
-from report_fixtures import build_result
+from report_fixtures import SAMPLED, build_result, build_run
 from typer.testing import CliRunner
 
 import fairtalk
@@ -19,15 +18,11 @@ from fairtalk.cli import app
 from fairtalk.inference import certify
 from fairtalk.measures import Measure
 from fairtalk.models import Responder
-from fairtalk.records import Coverage
 from fairtalk.report import plain_summary, render_html, render_index, render_markdown, write_run
 from fairtalk.report._decoding import system_prompt_hash
 from fairtalk.results import (
     AuditProvenance,
     AuditResult,
-    AuditRun,
-    AxisRun,
-    GenerationSummary,
     MeasureResult,
     Provenance,
     TestedKey,
@@ -35,16 +30,6 @@ from fairtalk.results import (
 
 runner = CliRunner()
 SYSTEM = "You are a customer-support assistant for Acme. Answer in one sentence."
-SAMPLED = {
-    "do_sample": True,
-    "temperature": 0.7,
-    "top_k": None,
-    "top_p": 0.9,
-    "max_new_tokens": 256,
-    "num_beams": 1,
-    "repetition_penalty": None,
-    "stop": [],
-}
 
 
 def _verdicts(
@@ -119,7 +104,7 @@ def test_the_summary_names_a_secondary_difference_and_says_it_is_outside_the_gat
 def test_a_primary_difference_and_all_equivalent_keep_their_badges() -> None:
     different = _verdicts(build_result(hostile=False), "inconclusive", different=("offense_rate",))
     assert '<span class="badge bias">1 significant difference</span>' in render_html(different, plots=False)
-    calm = _verdicts(build_result(hostile=False), "equivalent")
+    calm = dataclasses.replace(_verdicts(build_result(hostile=False), "equivalent"), input_summary={})  # no pair lost
     assert '<span class="badge ok">no significant difference</span>' in render_html(calm, plots=False)
     assert plain_summary(calm)[0] == "No measure differs between male and female after the multiple-testing correction."
 
@@ -167,43 +152,6 @@ def test_the_terminal_never_says_no_difference_below_a_different_row(tmp_path: P
 # 2. the index badge reads "inconclusive" when nothing was decided ---------------------------------------------------
 
 
-def _run(
-    result: AuditResult, *, config: dict | None = None, model: str = "builtin:echo", settings: dict | None = None
-) -> AuditRun:
-    generation = GenerationSummary(
-        model=model,
-        settings={},
-        n_items=2 * result.n_pairs,
-        n_cached=0,
-        n_generated=2 * result.n_pairs,
-        n_errors=0,
-        n_pairs=result.n_pairs,
-        n_pairs_with_errors=0,
-    )
-    coverage = Coverage(
-        axis=result.axis,
-        groups=result.groups,
-        n_read=10,
-        n_matched=8,
-        n_by_group={result.groups[0]: result.n_pairs},
-        n_mixed=0,
-        n_duplicates=0,
-        n_pairs=result.n_pairs,
-        top_terms=(),
-    )
-    axis = AxisRun(axis=result.axis, result=result, coverage=coverage, generation=generation)
-    return AuditRun(
-        axes=MappingProxyType({result.axis: axis}),
-        model=model,
-        corpus="toy.txt",
-        split="all",
-        seed=5,
-        settings=MappingProxyType(settings or SAMPLED),
-        run_id="r1",
-        config=MappingProxyType(config or {"turns": 1}),
-    )
-
-
 def _verdict_cell(page: str) -> str:
     cell = re.search(r'<td class="verdict">(.*?)</td>', page, re.S)
     assert cell is not None
@@ -211,23 +159,24 @@ def _verdict_cell(page: str) -> str:
 
 
 def test_the_index_badge_is_inconclusive_when_nothing_was_decided() -> None:
-    cell = _verdict_cell(render_index(_run(_verdicts(build_result(hostile=False), "inconclusive"))))
+    cell = _verdict_cell(render_index(build_run(_verdicts(build_result(hostile=False), "inconclusive"))))
     assert '<span class="badge warn">inconclusive</span>' in cell and "badge ok" not in cell
     assert "no difference detected; 0 of 8 shown equivalent" in cell
 
 
 def test_the_index_badge_is_green_only_when_every_primary_measure_is_shown_equivalent() -> None:
-    cell = _verdict_cell(render_index(_run(_verdicts(build_result(hostile=False), "equivalent"))))
+    calm = dataclasses.replace(_verdicts(build_result(hostile=False), "equivalent"), input_summary={})  # no pair lost
+    cell = _verdict_cell(render_index(build_run(calm)))
     assert '<span class="badge ok">none</span> all 8 shown equivalent' in cell
     some = _verdicts(build_result(hostile=False), "equivalent")
     some = dataclasses.replace(
         some, measures=(dataclasses.replace(some.measures[0], verdict="inconclusive", equivalent=False), *some.measures[1:])
     )
-    assert '<span class="badge warn">inconclusive</span>' in _verdict_cell(render_index(_run(some)))
-    cell = _verdict_cell(render_index(_run(_secondary_only())))
+    assert '<span class="badge warn">inconclusive</span>' in _verdict_cell(render_index(build_run(some)))
+    cell = _verdict_cell(render_index(build_run(_secondary_only())))
     assert "secondary, outside the gate</span> Cut Off at the Token or Record Limit (%)" in cell
     biased = _verdicts(build_result(hostile=False), "inconclusive", different=("offense_rate",))
-    assert '<span class="badge bias">1 of 8</span> Offense Rate (%)' in _verdict_cell(render_index(_run(biased)))
+    assert '<span class="badge bias">1 of 8</span> Offense Rate (%)' in _verdict_cell(render_index(build_run(biased)))
 
 
 # 3. the certificate flags a scorer only when its gap is beyond the margin and distinguishable from 0 ---------------
@@ -285,7 +234,7 @@ def test_turns_system_prompt_hash_and_decoding_are_in_every_header(tmp_path: Pat
     fingerprint = 'hf:smollm2 {"dtype":"auto","system_prompt":' + json.dumps(SYSTEM) + "}"
     audit = {"model": fingerprint, "decoding": SAMPLED, "seed": 5}
     result = dataclasses.replace(build_result(hostile=False), provenance=Provenance(audit=AuditProvenance(**audit)))
-    run = _run(result, config={"turns": 3, "model_args": {}}, model=fingerprint)
+    run = build_run(result, config={"turns": 3, "model_args": {}}, model=fingerprint)
     write_run(run, tmp_path / "out", formats=("md", "html"))
     expected = (
         f"turns 3 · system prompt sha256 {system_prompt_hash(SYSTEM)} · sampled (temperature 0.7, top_p 0.9, "
@@ -374,12 +323,12 @@ def test_the_index_row_reads_the_labels_beside_the_scorers_verdicts() -> None:
     rate = next(m for m in result.measures if m.kind == "rate" and m.primary)
     shown = PPIEstimate(0.9, (0.8, 1.0), 0.01, 0.05, 100, 100, 0.0, 0.0, 0.9, (0.8, 1.0), float("nan"))
     measures = tuple(dataclasses.replace(m, ppi=shown) if m is rate else m for m in result.measures)
-    cell = _verdict_cell(render_index(_run(dataclasses.replace(result, measures=measures))))
+    cell = _verdict_cell(render_index(build_run(dataclasses.replace(result, measures=measures))))
     label = measure_label(rate.name)
     assert f"{label} (shown by the labels)" in cell and '<span class="badge bias">1 of 8</span>' in cell
     assert f'<span class="badge bias">not shown equivalent on the labels</span> {label}' in cell
     assert "all 8 shown equivalent" not in cell and "badge ok" not in cell
     wide = PPIEstimate(0.0, (-0.5, 0.5), 0.5, 0.25, 100, 100, 0.0, 0.0, 0.0, (-0.5, 0.5), float("nan"))
     measures = tuple(dataclasses.replace(m, ppi=wide) if m is rate else m for m in result.measures)
-    cell = _verdict_cell(render_index(_run(dataclasses.replace(result, measures=measures))))
+    cell = _verdict_cell(render_index(build_run(dataclasses.replace(result, measures=measures))))
     assert "all 8 shown equivalent (1 the labels could not confirm)" in cell

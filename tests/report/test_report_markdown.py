@@ -104,6 +104,8 @@ def test_each_axis_page_states_the_run_s_gate_and_only_its_own_decisions(result)
     from fairtalk.report import render_html
 
     assert result.losses is not None  # the fixture's losses fail every gate (their sides are not recorded)
+    calm = tuple(dataclasses.replace(m, p_adjusted=0.5, verdict="inconclusive") for m in result.measures)  # no key fails
+    result = dataclasses.replace(result, measures=calm)
     gender = dataclasses.replace(result, input_summary={k: v for k, v in result.input_summary.items() if k != "n_missing_side"})
     race = dataclasses.replace(result, axis="race", groups=("x", "y"))
     outcome = evaluate({"gender": gender, "race": race}, "fail-on-bias")

@@ -16,6 +16,7 @@ from fairtalk.options import SCORE_FIELDS
 if TYPE_CHECKING:
     from fairtalk import AuditResult, Lexicon, ModelComparison, ScoreOptions
     from fairtalk.gates import Gate
+    from fairtalk.report import Findings
 
 _MSG_MARGIN = "malformed --margin {given!r} (expected MEASURE=VALUE, e.g. offense_rate=0.01)"
 _MSG_MARGIN_VALUE = "--margin {name}={value!r}: the margin must be a finite number > 0"
@@ -204,25 +205,19 @@ def gates_in_force(*, fail_on_bias: bool, fail_unless_equivalent: bool) -> tuple
     return tuple(g for g, on in ((Gate.FAIL_ON_BIAS, fail_on_bias), (Gate.FAIL_UNLESS_EQUIVALENT, fail_unless_equivalent)) if on)
 
 
-def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
-    """The differences detected per axis, primary and secondary, or that none was."""
-    from fairtalk.gates import labels_findings
-    from fairtalk.report import different_measures
-
-    detected = {name: r.detected() for name, r in results.items()}
-    secondary = {name: [m.name for m in different_measures(r) if not m.primary] for name, r in results.items()}
-    shown = {name: labels_findings(r).differ for name, r in results.items()}
-    for name, keys in detected.items():
-        if keys:
-            say(f"{name}: difference detected (adjusted p < {alpha:g}): {', '.join(keys)}", style="bold red")
-        for d in shown[name]:  # the labels' finding, not the scorer's
+def _say_differences(results: Mapping[str, AuditResult], found: Mapping[str, Findings], alpha: float) -> None:
+    """The differences detected per axis, primary and secondary, or that none was (``found``: each axis' findings)."""
+    for name, f in found.items():
+        if f.detected:
+            say(f"{name}: difference detected (adjusted p < {alpha:g}): {', '.join(f.detected)}", style="bold red")
+        for d in f.labels.differ:  # the labels' finding, not the scorer's
             say(f"{name}: {d.key}: {d.labels}", style="bold red")
-        if secondary[name]:
+        if f.secondary:
             say(
-                f"{name}: difference detected in secondary measures, outside the gate: {', '.join(secondary[name])}",
+                f"{name}: difference detected in secondary measures, outside the gate: {', '.join(f.secondary)}",
                 style="yellow",
             )
-    if any(detected.values()):
+    if any(f.detected for f in found.values()):
         return
     lost = [f"{name} {r.losses.describe()}" for name, r in results.items() if r.losses is not None and r.losses.n_lost]
     if lost:  # the measures saw only the pairs answered on both sides: no difference there is not a clean bill
@@ -237,7 +232,7 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
             f"empty answers on {'; '.join(empty)} (the gates check them too)",
             style="yellow",
         )
-    elif any(secondary.values()):
+    elif any(f.secondary for f in found.values()):
         say(
             f"no difference detected in the primary measures at adjusted p < {alpha:g} (secondary ones differ: above)",
             style="yellow",
@@ -246,7 +241,11 @@ def _say_differences(results: Mapping[str, AuditResult], alpha: float) -> None:
         say(  # the scorer's tests only: the labelled estimates may show what it missed, and the gates read them
             f"no difference detected by the scorer on any axis at adjusted p < {alpha:g} (the labelled estimates are "
             "above; the gates check them too"
-            + ("; the labels show a difference the scorer missed, said above)" if any(shown.values()) else ")"),
+            + (
+                "; the labels show a difference the scorer missed, said above)"
+                if any(f.by_labels for f in found.values())
+                else ")"
+            ),
             style="yellow",
         )
     else:
@@ -272,24 +271,22 @@ def _identical_needs(r: AuditResult) -> dict[str, str]:
     return needs
 
 
-def _say_equivalence(name: str, r: AuditResult) -> None:
+def _say_equivalence(name: str, r: AuditResult, found: Findings) -> None:
     """One axis' primary measures shown equivalent, different within the margin, inconclusive or not tested.
 
-    A key whose labels fail the equivalence gate the scorer passed is not called equivalent: its
-    line says what the labels show; one the labels could not confirm is marked so.
+    ``found``: the axis' findings. A key whose labels fail the equivalence gate the scorer passed
+    is not called equivalent: its line says what the labels show; one the labels could not
+    confirm is marked so.
     """
-    from fairtalk.gates import labels_findings
     from fairtalk.stats import IDENTICAL_SHARE
 
-    labels = labels_findings(r)
-
     def marked(key: str) -> str:
-        return f"{key} (the labels could not confirm it)" if labels.unconfirmed_key(key) else key
+        return f"{key} (the labels could not confirm it)" if key in found.unconfirmed else key
 
-    scorer = [m for m in r.measures if m.primary and m.equivalent and not labels.not_equivalent(m.name)]
-    equivalent = [marked(m.name) for m in scorer if not m.detected() and m.equivalence_margin is not None]
-    no_margin = [marked(m.name) for m in scorer if not m.detected() and m.equivalence_margin is None]
-    small = [marked(m.name) for m in scorer if m.detected()]
+    margins = {m.name: m.equivalence_margin for m in r.measures}
+    equivalent = [marked(key) for key in found.equivalent if margins[key] is not None]
+    no_margin = [marked(key) for key in found.equivalent if margins[key] is None]
+    small = [marked(key) for key in found.within_margin]
     if equivalent:
         say(f"{name}: shown equivalent within the margin: {', '.join(equivalent)}", style="green")
     if no_margin:  # the exact bound on identical answers showed it: no margin was
@@ -298,7 +295,7 @@ def _say_equivalence(name: str, r: AuditResult) -> None:
             f"(below {IDENTICAL_SHARE:.0%}): {', '.join(no_margin)}",
             style="green",
         )
-    for d in labels.beyond:
+    for d in found.labels.beyond:
         say(f"{name}: {d.key}: the scorer shows it equivalent, but {d.labels}", style="bold red")
     if small:
         say(
@@ -307,9 +304,7 @@ def _say_equivalence(name: str, r: AuditResult) -> None:
             style="yellow",
         )
     identical = _identical_needs(r)
-    inconclusive = [
-        m for m in r.measures if m.primary and m.verdict == "inconclusive" and m.not_tested is None and m.name not in identical
-    ]
+    inconclusive = [m for m in r.measures if m.name in found.inconclusive and m.not_tested is None and m.name not in identical]
     by_need: dict[str, list[str]] = {}
     for key, need in identical.items():
         by_need.setdefault(need, []).append(key)
@@ -349,15 +344,17 @@ def report_gates(results: Mapping[str, AuditResult], *, alpha: float, fail_on_bi
     1 when a gate given (``--fail-on-bias``, ``--fail-unless-equivalent``) failed, else 0.
     """
     from fairtalk.gates import Gate, evaluate
+    from fairtalk.report import axis_findings
 
-    _say_differences(results, alpha)
+    found = {name: axis_findings(r) for name, r in results.items()}  # as the gates decide them, said once
+    _say_differences(results, found, alpha)
     outcomes = [
         evaluate(results, g)
         for g, on in ((Gate.FAIL_ON_BIAS, fail_on_bias), (Gate.FAIL_UNLESS_EQUIVALENT, fail_unless_equivalent))
         if on
     ]
     for name, r in results.items():
-        _say_equivalence(name, r)
+        _say_equivalence(name, r, found[name])
         open_ = [
             f"{d.key} (on the labels, above)" if d.on == "labels" else str(d.key)
             for o in outcomes

@@ -35,6 +35,7 @@ from fairtalk.report._comparison import (
 )
 from fairtalk.report._csv_report import CSV_COLUMNS
 from fairtalk.report._decoding import result_served
+from fairtalk.report._findings import Findings, axis_findings
 from fairtalk.report._formats import FILE_NAMES, FORMATS, JUDGE_FILE, check_formats, write_formats
 from fairtalk.report._html import render_html
 from fairtalk.report._index import (
@@ -98,6 +99,8 @@ _MSG_RESULT_TYPE = (
 )
 
 __all__ = [
+    "Findings",
+    "axis_findings",
     "jsonable",
     "render_json",
     "junit_xml",

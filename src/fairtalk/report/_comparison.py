@@ -233,7 +233,7 @@ def render_comparison_csv(comparison: DebiasComparison) -> str:
                         "p_paired": m.p_paired,
                         "paired_test": m.paired_test,
                         "p_adjusted": m.p_adjusted,
-                        "significant": m.p_adjusted is not None and m.p_adjusted < result.alpha,
+                        "significant": m.detected(),
                         "gap_vs_baseline": _gap(comparison, name, measure),
                         **_change_cells(comparison, name, measure),
                     }.items()

@@ -110,7 +110,7 @@ def render_csv(result: AuditResult) -> str:
             ci95_high=m.ci95[1],
             equivalence_low=(m.equivalence_interval or (None, None))[0],
             equivalence_high=(m.equivalence_interval or (None, None))[1],
-            significant=m.primary and m.p_adjusted is not None and m.p_adjusted < result.alpha,
+            significant=m.primary and m.detected(),
             notes="; ".join(m.notes),
             masked_a=masked.get("a"),
             masked_b=masked.get("b"),

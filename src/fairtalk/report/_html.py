@@ -16,6 +16,7 @@ from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import scorer_check_items
 from fairtalk.report._decoding import result_decoding, result_header, result_served, undecided_reasons
+from fairtalk.report._findings import Findings, axis_findings
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
@@ -28,7 +29,6 @@ from fairtalk.report._table import (
     ci_method,
     ci_test_note,
     correction_name,
-    different_measures,
     distinct_definition,
     family_note,
     left_out_note,
@@ -37,7 +37,7 @@ from fairtalk.report._table import (
     verdict_second,
 )
 from fairtalk.report._validity import PAIRS_CHECK_FILE, validity_line
-from fairtalk.results import AuditResult, JudgeAnswer, Provenance, SimilarityResult, Verdict
+from fairtalk.results import AuditResult, JudgeAnswer, Provenance, SimilarityResult
 
 __all__ = ["MAX_SHOWN_CHARS", "clip", "judged_sides", "render_html", "write_html"]
 
@@ -136,7 +136,6 @@ def render_html(
         linked above the title; None: no link.
     """
     rows = summary_rows(result)
-    primary = [m for m in result.measures if m.primary]
     png = bar_chart_png(result) if plots else None
     divergent = [
         {
@@ -173,11 +172,7 @@ def render_html(
         "distinct": distinct_definition(result),
         "ci_method": ci_method(result),
         "ci_test_note": ci_test_note(result),
-        "biased": [measure_label(name) for name in result.detected()],
-        "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
-        "all_equivalent": bool(primary) and all(m.verdict is Verdict.EQUIVALENT for m in primary),
-        "equivalent": [measure_label(m.name) for m in result.measures if m.primary and m.verdict is Verdict.EQUIVALENT],
-        "inconclusive": [measure_label(m.name) for m in result.measures if m.primary and m.verdict is Verdict.INCONCLUSIVE],
+        **_headline(axis_findings(result)),
         "warnings": list(result.warnings),
         "scorer_check": scorer_check_items(result),
         "n_clusters": result.n_clusters,
@@ -207,6 +202,26 @@ def render_html(
     }
     page: str = jinja_environment().get_template(_TEMPLATE).render(**context)
     return page
+
+
+def _headline(found: Findings) -> dict[str, Any]:
+    """The headline's lists, as the gates decide them (:func:`~fairtalk.report._findings.axis_findings`).
+
+    A key the labels show different is counted with the scorer's differences and marked; one they
+    fail the equivalence gate on is not called equivalent but named in a badge of its own; the
+    badge is green only where every primary key stands equivalent and the axis fails no gate of its own.
+    """
+    return {
+        "biased": [
+            *(measure_label(name) for name in found.detected),
+            *(f"{measure_label(name)} (shown by the labels)" for name in found.by_labels),
+        ],
+        "secondary_different": [measure_label(name) for name in found.secondary],
+        "all_equivalent": found.all_equivalent and not found.withheld,
+        "equivalent": [measure_label(name) for name in found.equivalent],
+        "beyond": [measure_label(name) for name in found.beyond],
+        "inconclusive": [measure_label(name) for name in found.inconclusive],
+    }
 
 
 def _by_turn(result: AuditResult, plots: bool) -> dict[str, Any] | None:

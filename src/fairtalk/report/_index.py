@@ -26,21 +26,21 @@ from fairtalk.files import (
     write_text_atomic,
     written_files,
 )
-from fairtalk.gates import GateOutcome, labels_findings
+from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary, undecided_reasons
+from fairtalk.report._findings import axis_findings
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
 from fairtalk.report._origin import answers_line, skipped_note, store_for_page
 from fairtalk.report._plain_summary import plain_summary
 from fairtalk.report._similarity_table import SIMILARITY_NOTE, similarity_row
-from fairtalk.report._table import ci_estimate, different_measures, format_value, is_percent, measure_label
+from fairtalk.report._table import ci_estimate, format_value, is_percent, measure_label
 from fairtalk.report._validity import PAIRS_CHECK_FILE
 from fairtalk.results import (
     RESERVED_NAMES,
     AuditRun,
     MeasureResult,
     Provenance,
-    Verdict,
     axis_folder,
     check_axis_folders,
     versioned,
@@ -99,7 +99,6 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
     axes = []
     for axis_run in run.axes.values():
         result, generation = axis_run.result, axis_run.generation
-        primary = [m for m in result.measures if m.primary]
         links = [
             (label, f"{axis_run.folder}/{name}")
             for label, name in _AXIS_FILES
@@ -110,21 +109,24 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
                 and (name != "judge.jsonl" or bool(result.judge_answers))
             )
         ]
-        labels = labels_findings(result)  # what the labels show against the scorer's verdicts, as the gates read them
-        by_labels = [f"{measure_label(str(d.key))} (shown by the labels)" for d in labels.differ]
+        found = axis_findings(result)  # the scorer's verdicts beside what the labels show, as the gates read them
         axes.append(
             {
                 "axis": axis_run.axis,
                 "groups": result.groups,
                 "n_pairs": result.n_pairs,
                 "n_pairs_built": generation.n_pairs,
-                "biased": [*(measure_label(name) for name in result.detected()), *by_labels],
-                "not_equivalent_by_labels": [measure_label(str(d.key)) for d in labels.beyond],
-                "n_unconfirmed": len(labels.unconfirmed),
-                "secondary_different": [measure_label(m.name) for m in different_measures(result) if not m.primary],
+                "biased": [
+                    *(measure_label(name) for name in found.detected),
+                    *(f"{measure_label(name)} (shown by the labels)" for name in found.by_labels),
+                ],
+                "not_equivalent_by_labels": [measure_label(name) for name in found.beyond],
+                "n_unconfirmed": len(found.unconfirmed),
+                "secondary_different": [measure_label(name) for name in found.secondary],
                 "n_measures": len(result.measures),
-                "n_primary": len(primary),
-                "n_equivalent": sum(m.verdict is Verdict.EQUIVALENT and not labels.not_equivalent(m.name) for m in primary),
+                "n_primary": len(found.primary),
+                "n_equivalent": len(found.equivalent),
+                "withheld": bool(found.withheld),  # the gates fail the axis on its answers: no green badge
                 "n_errors": generation.n_errors,
                 "n_pairs_with_errors": generation.n_pairs_with_errors,
                 "error_examples": list(generation.error_examples),
@@ -214,8 +216,7 @@ def multiway_tables(run: AuditRun) -> list[dict[str, Any]]:
                 if measure is None:
                     cells.append(None)
                     continue
-                significant = measure.p_adjusted is not None and measure.p_adjusted < result.alpha
-                cells.append({"text": group_cell(measure), "significant": significant})
+                cells.append({"text": group_cell(measure), "significant": measure.detected()})
             rows.append({"label": measure_label(name), "cells": cells})
         run_wide = all(r.correction_scope == "run" for r in results)
         scope = "every axis of the run together" if run_wide else "the whole multi-way axis"

@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Callable
 
-from fairtalk.gates import LabelsFindings, labels_findings
+from fairtalk.report._findings import Findings, axis_findings
 from fairtalk.report._table import ci_estimate, different_measures, format_p, measure_label
 from fairtalk.results import AuditResult, MeasureResult, SimilarityResult, SimilarityRow, Verdict
 from fairtalk.stats import IDENTICAL_SHARE
@@ -197,18 +197,18 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     detected = different_measures(result)
     for m in detected:
         sentences.append(_detected_sentence(m, result.groups))
-    labels = labels_findings(result)
-    sentences += [f"{_name(str(d.key))}: {d.labels}." for d in labels.differ]
+    found = axis_findings(result)  # the scorer's verdicts beside what the labels show, as the gates read them
+    sentences += [f"{_name(str(d.key))}: {d.labels}." for d in found.labels.differ]
     labelled = any(m.ppi is not None for m in primary)
     if not detected and primary and labelled:
-        missed = "; the labels show a difference it missed (above)" if labels.differ else ""
+        missed = "; the labels show a difference it missed (above)" if found.by_labels else ""
         sentences.append(
             f"The scorer finds no measure differing between {group_a} and {group_b} after the multiple-testing "
             f"correction{missed}."
         )
     elif not detected and primary:
         sentences.append(f"No measure differs between {group_a} and {group_b} after the multiple-testing correction.")
-    elif primary and not any(m.primary for m in detected):
+    elif primary and not found.detected:
         sentences.append(
             f"No primary measure (those the gate looks at) differs between {group_a} and {group_b} after "
             "the multiple-testing correction; the difference above is in a secondary measure, outside "
@@ -217,8 +217,8 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     sentences += _truncation_sentences(result)
     sentences += _same_context_sentences(result)
     sentences += _degenerate_sentences(result)
-    sentences += _equivalent_sentences(primary, labels, labelled)
-    inconclusive = [m for m in primary if m.verdict is Verdict.INCONCLUSIVE and m.not_tested is None]
+    sentences += _equivalent_sentences(primary, found, labelled)
+    inconclusive = [m for m in primary if m.name in found.inconclusive and m.not_tested is None]
     if inconclusive:
         sentences.append(
             "Inconclusive (no difference detected, none ruled out; more pairs would settle it, see "
@@ -257,17 +257,17 @@ def _no_margin(keys: list[MeasureResult], marked: Callable[[MeasureResult, str],
     )
 
 
-def _equivalent_sentences(primary: list[MeasureResult], labels: LabelsFindings, labelled: bool) -> list[str]:
+def _equivalent_sentences(primary: list[MeasureResult], found: Findings, labelled: bool) -> list[str]:
     """The primary keys shown equivalent: within their margins, or with none by the exact bound, and what the labels say.
 
     A key the labels fail the equivalence gate on is not listed as equivalent: a sentence says
     what they show; one they could not confirm is marked so. With labelled estimates the list is
     said to be the scorer's.
     """
-    equivalent = [m for m in primary if m.verdict is Verdict.EQUIVALENT and not labels.not_equivalent(m.name)]
+    equivalent = [m for m in primary if m.name in found.equivalent]
 
     def marked(m: MeasureResult, shown: str) -> str:
-        if not labels.unconfirmed_key(m.name):
+        if m.name not in found.unconfirmed:
             return shown
         return (
             f"{shown[:-1]}; the labels could not confirm it)"
@@ -283,7 +283,7 @@ def _equivalent_sentences(primary: list[MeasureResult], labels: LabelsFindings, 
         out.append(f"Shown equivalent{by} within their margins: " + ", ".join(within) + ".")
     if bound:
         out.append(f"Shown equivalent{by} {_no_margin(bound, marked)}")
-    out += [f"{_name(str(d.key))} is not shown equivalent: the scorer shows it so, but {d.labels}." for d in labels.beyond]
+    out += [f"{_name(str(d.key))} is not shown equivalent: the scorer shows it so, but {d.labels}." for d in found.labels.beyond]
     return out
 
 

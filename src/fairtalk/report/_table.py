@@ -590,7 +590,7 @@ def summary_rows(result: AuditResult) -> list[TableRow]:
                 p_adjusted=format_p(m.p_adjusted),
                 ci95=_ci(m),
                 effect_size=_effect(m),
-                significant=m.primary and _finite(m.p_adjusted) and m.p_adjusted < result.alpha,
+                significant=m.primary and m.detected(),
                 masked=_masked(m),
                 equivalence=_equivalence(m, result.alpha),
                 verdict=verdict_text(m),
