@@ -27,8 +27,7 @@ _MSG_CLUSTERS = "got {n_clusters} cluster ids for {n_pairs} pairs (one per pair)
 _MSG_CORRECTION = "unknown correction {method!r}; choose from: holm, bh"
 _MSG_NOT_FINITE = "scores must be finite numbers; found {value!r}"
 #: The multiple-testing corrections: Holm (family-wise error) and Benjamini-Hochberg (false discovery rate).
-#: fairtalk's correction names -> statsmodels' ``multipletests`` methods.
-_CORRECTIONS = {"holm": "holm", "bh": "fdr_bh"}
+_CORRECTIONS = ("holm", "bh")
 _Array = Sequence[float] | np.ndarray
 #: Why the paper's Z test has no value.
 Z_CONSTANT = "both sides are constant: the Z test is undefined (no variance to scale the difference)"
@@ -195,13 +194,20 @@ def adjust_pvalues(p: _Array, *, method: str = "holm") -> np.ndarray:
     """
     if method not in _CORRECTIONS:
         raise ValueError(_MSG_CORRECTION.format(method=method))
-    from statsmodels.stats.multitest import multipletests
-
     values = np.asarray(p, dtype=float).ravel()
     out = np.full(values.shape, np.nan)
     finite = ~np.isnan(values)
-    if finite.any():
-        out[finite] = multipletests(values[finite], method=_CORRECTIONS[method])[1]
+    m = int(finite.sum())
+    if m:
+        order = np.argsort(values[finite], kind="stable")
+        ranked = values[finite][order]
+        if method == "holm":  # step-down: max over j <= i of (m - j) p_(j)
+            adjusted = np.maximum.accumulate((m - np.arange(m)) * ranked)
+        else:  # step-up: min over j >= i of m p_(j) / j
+            adjusted = np.minimum.accumulate((m * ranked / np.arange(1, m + 1))[::-1])[::-1]
+        back = np.empty(m)
+        back[order] = np.minimum(adjusted, 1.0)
+        out[finite] = back
     return out
 
 
