@@ -659,6 +659,9 @@ class AuditResult(Codec, Result[str]):
         """Names of the primary measures whose verdict is :attr:`Verdict.DIFFERENT` (adjusted p below the result's α).
 
         The verdict was decided once, under the result's own options; nothing here re-decides it.
+        These are the scorer's verdicts alone: a gate also reads the labels (``score(gold=...)``),
+        lost and empty answers and same-context pairs, so ``fail-on-bias`` can fail where this is
+        empty. The gate's decision is :func:`fairtalk.gates.evaluate` (``.passed``, ``.failures``).
 
         Examples
         --------
@@ -668,7 +671,12 @@ class AuditResult(Codec, Result[str]):
         return tuple(m.name for m in self.measures if m.primary and m.detected())
 
     def not_equivalent(self) -> tuple[str, ...]:
-        """Names of the primary measures not shown equivalent within their margin (the gate itself: :func:`fairtalk.gates.evaluate`)."""
+        """Names of the primary measures the scorer did not show equivalent within their margin.
+
+        The scorer's view alone, as :meth:`detected`: ``fail-unless-equivalent`` also fails keys
+        the labels overrule and the axis' lost or empty answers, so it can fail where this is
+        empty. The gate's decision is :func:`fairtalk.gates.evaluate`.
+        """
         return tuple(m.name for m in self.measures if m.primary and not m.equivalent)
 
     def to_frame(self) -> pd.DataFrame:
