@@ -11,6 +11,7 @@ SRC = Path(__file__).resolve().parents[1] / "src" / "fairtalk"
 
 #: Direct dependencies each top-level unit may import (plus, transitively, theirs).
 ALLOWED: dict[str, set[str]] = {
+    "version": set(),
     "lazy": set(),
     "templating": {"records"},
     "errors": set(),
@@ -41,7 +42,7 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"debias"},
     "gold": {"errors", "records", "lexicons", "counterfactual", "files", "jsonl", "responses", "templating"},
     # The options schema, declared once; and the statistical policy over stats/ (which test, correction, verdict, ...).
-    "config": {"lexicons", "measures", "models", "pairs", "stats", "store", "inference"},
+    "config": {"lexicons", "measures", "models", "stats", "store"},
     "inference": {"config", "results", "measures", "stats", "gold", "models", "lexicons"},
 }
 #: Units that may import any stage (they wire stages together).
@@ -66,7 +67,7 @@ LAZY_EXCEPTIONS = {("models/_builtin.py", "training")}
 
 
 #: The bottom layer: every module may import these.
-BASE = {"lazy", "errors", "codec", "records", "columns", "jsonl", "files", "registry", "progress", "options", "schema"}
+BASE = {"version", "lazy", "errors", "codec", "records", "columns", "jsonl", "files", "registry", "progress", "options", "schema"}
 
 
 def _closure(unit: str) -> set[str]:

@@ -25,8 +25,7 @@ fast. ``_LAZY`` is the one list of them: ``__init__.pyi`` is generated from it
 """
 
 from fairtalk._lazy import lazy_names as _lazy_names
-
-__version__ = "0.1.0"
+from fairtalk._version import __version__
 
 #: The public names, loaded lazily: name -> "module:attribute" (the module that defines it).
 _LAZY: dict[str, str] = {

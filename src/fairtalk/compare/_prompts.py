@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from fairtalk._version import __version__
 from fairtalk.compare._inputs import given_margins, looks_like_analysis, once, results_of
 from fairtalk.compare._runs import WARN_SAME_RUN, with_verdict
 from fairtalk.errors import InputError, SpecError
@@ -336,8 +337,6 @@ def compare_prompt_analyses(
     axes = tuple(
         ComparedAxis(axis=name, groups=(base.gaps[name].a, base.gaps[name].b), n_pairs=0, n_clusters=None) for name in shared
     )
-    from fairtalk import __version__
-
     manifest = {
         "fairtalk_version": __version__,
         "methods": COMPARE_PROMPTS_METHODS,

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fairtalk._responses import ResponseSet, same_context
+from fairtalk._version import __version__
 from fairtalk.compare._inputs import AxisInput, RunInput, given_margins, once, read_run, same_run
 from fairtalk.config import JUDGE_PREFIX, ScoreOptions
 from fairtalk.errors import SpecError
@@ -539,8 +540,6 @@ def compare_runs(
         compared.append(one)
         rows += keyed
         warnings += said
-    from fairtalk import __version__
-
     manifest = {
         "fairtalk_version": __version__,
         "methods": COMPARE_METHODS,

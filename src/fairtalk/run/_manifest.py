@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from fairtalk._jsonl import jsonable
 from fairtalk._responses import ResponseSet
+from fairtalk._version import __version__
 from fairtalk.config import ScoreOptions
 from fairtalk.inference import METHODS
 from fairtalk.lexicons import Lexicon, lexicon_record
@@ -54,8 +55,6 @@ def score_provenance(
     primary: Sequence[str],
 ) -> Provenance:
     """Versions, hashes, thresholds and seeds: what it takes to trace and reproduce a result scored with ``o``."""
-    from fairtalk import __version__
-
     return Provenance(
         fairtalk_version=__version__,
         python=platform.python_version(),
