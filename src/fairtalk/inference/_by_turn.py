@@ -48,7 +48,7 @@ whose statistic is cheap to evaluate again on a bucket's responses.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -179,16 +179,7 @@ def by_turn(scored: Scored, options: ScoreOptions, *, min_units: int = MIN_BUCKE
     o = options
     rs = scored.responses
     clusters = rs.clusters if o.clusters else None
-    opts = Inference(
-        seed=o.seed,
-        n_resamples=o.n_resamples,
-        alpha=o.alpha,
-        power=o.power,
-        binary_test=o.binary_test,
-        count_test=o.count_test,
-        clusters=clusters,
-        margins=o.margins,
-    )
+    opts = Inference.of(o, clusters)
     buckets, n_single = _buckets(rs, clusters)
     cells = _cells(scored, rs, buckets, opts, min_units)
     keys = tuple(dict.fromkeys(key for _, row in cells for key in ([row.key] if isinstance(row, TurnGap) else [row.tested.name])))
@@ -267,16 +258,7 @@ def _cells(
     cells: list[tuple[int, KeyTest | TurnGap]] = []
     for bucket in buckets:
         tested = bucket.n_units >= min_units
-        sub = Inference(
-            seed=opts.seed,
-            n_resamples=opts.n_resamples,
-            alpha=opts.alpha,
-            power=opts.power,
-            binary_test=opts.binary_test,
-            count_test=opts.count_test,
-            clusters=bucket.clusters,
-            margins=opts.margins,
-        )
+        sub = replace(opts, clusters=bucket.clusters)
         corpus_done: dict[str, KeyTest] = {}
         for key in keys:
             found = owner[key]

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fairtalk.config import BINARY_TESTS
+from fairtalk.config import BINARY_TESTS, ScoreOptions
 from fairtalk.errors import SpecError
 from fairtalk.measures import CorpusMeasure, Judge, Measure, MeasureKind
 from fairtalk.results import TestedKey
@@ -90,6 +90,20 @@ class Inference:
     count_test: str = "mean"
     clusters: tuple[str, ...] | None = None
     margins: Mapping[str, float] = field(default_factory=lambda: MappingProxyType({}))
+
+    @classmethod
+    def of(cls, options: ScoreOptions, clusters: Sequence[str] | None) -> Inference:
+        """The inference ``options`` ask for, over ``clusters`` (None: every pair its own unit)."""
+        return cls(
+            seed=options.seed,
+            n_resamples=options.n_resamples,
+            alpha=options.alpha,
+            power=options.power,
+            binary_test=options.binary_test,
+            count_test=options.count_test,
+            clusters=None if clusters is None else tuple(clusters),
+            margins=options.margins,
+        )
 
     @property
     def n_clusters(self) -> int | None:

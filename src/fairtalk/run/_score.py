@@ -563,16 +563,7 @@ def _tested(
     scorer: RayScorer | None,
 ) -> Scored:
     """The rows of every measure key, tested, with the provenance: _scored() once the responses are indexed."""
-    opts = Inference(
-        seed=o.seed,
-        n_resamples=o.n_resamples,
-        alpha=o.alpha,
-        power=o.power,
-        binary_test=o.binary_test,
-        count_test=o.count_test,
-        clusters=rs.clusters if o.clusters else None,
-        margins=o.margins,
-    )
+    opts = Inference.of(o, rs.clusters if o.clusters else None)
     remote = None if scorer is None else scorer.score(uniques)
     n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
     rows: list[KeyTest] = []
