@@ -703,8 +703,8 @@ def rich_table(result: AuditResult) -> Table:
     )
 
     rows = summary_rows(result)
-    units = f", {result.n_clusters} dialogues" if result.n_clusters is not None else ""
-    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs{units}"
+    units = f", {result.n_clusters:,} dialogues" if result.n_clusters is not None else ""
+    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs:,} pairs{units}"
     caption = "\n".join(line for line in (_caption(rows), ci_test_note(result)) if line)
     table = _summary_table_type()(
         title=Text(title),
