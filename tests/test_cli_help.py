@@ -293,3 +293,24 @@ def test_every_group_takes_help_full(path: tuple[str, ...]) -> None:
     assert "Commands" in result.stdout, result.stdout
     prog = " ".join(("fairtalk", *path))
     assert result.stdout.rstrip().endswith(f"Each command's full help: {prog} COMMAND {HELP_FULL}"), result.stdout[-300:]
+
+
+def test_every_model_option_s_short_help_names_the_kinds_of_spec() -> None:
+    """`audit --help` said "Model spec (default: the first built-in model that loads)": python:, openai:, hf: unnamed."""
+    from fairtalk.models import model_prefixes
+
+    kinds = ("python:FILE.py:FUNCTION", "openai:URL#MODEL", "hf:NAME", "builtin:NAME")
+    seen = []
+    for path, command in COMMANDS:
+        declared = _declared(command).get("--model")
+        if declared is None:
+            continue
+        seen.append(path)
+        rows = {name: " ".join(lines) for name, lines in _option_help_lines(_help(path, columns=400)).items()}
+        short = short_help(declared)
+        assert " ".join(short.split()) in rows["--model"], (path, rows["--model"])
+        assert all(kind in short for kind in kinds), (path, short)
+        assert all(f"{prefix}:" in short for prefix in model_prefixes()), (path, short)
+    assert {("audit",), ("respond",), ("similarity",), ("prompts", "generate")} <= set(seen), seen
+    declared_once = {short_help(_declared(command)["--model"]) for path, command in COMMANDS if path in seen}
+    assert len(declared_once) == 1, declared_once

@@ -61,6 +61,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "verbose": _verbose(root / "verbose"),
         "longer": _score(root / "longer", [plain] * N, [plain + " please"] * N),  # side B one word longer on every pair
         "fair": _score(root / "fair", [plain] * N, [plain] * N),
+        "fair_too": _score(root / "fair_too", [plain + "!"] * N, [plain + "!"] * N),  # other text, the same lengths
     }
 
 
@@ -118,6 +119,24 @@ def test_a_regression_shown_by_the_exact_test_fails_the_gate(runs: dict[str, Pat
     unset = compare_runs(runs["fair"], runs["longer"]).change("gender", "length")
     assert unset.margin is None and unset.non_inferior is None
     assert unset.notes[0].startswith("no margin: the baseline audit recorded none for length"), unset.notes
+
+
+def test_identical_scores_without_a_margin_name_the_units_needed_not_a_margin(runs: dict[str, Path]) -> None:
+    """Review: both runs' lengths the same on every pair, the note said "give one (--margin length=VALUE…)" while the
+    gate said "needs 149 pairs"; a margin changes nothing there (the bound needs that many whatever the margin)."""
+    row = compare_runs(runs["fair"], runs["fair_too"]).change("gender", "length")
+    assert row.margin is None and row.identical and row.non_inferior is False and row.units_needed == 149
+    assert row.notes[0].startswith(f"the same gap on all {N} pairs in both runs"), row.notes
+    assert f"identical gaps need 149 pairs ({149 - N} more)" in row.notes[0], row.notes
+    assert not any("--margin" in note for note in row.notes), row.notes
+    assert row.notes[-1].startswith("no margin was needed: every score of length is the same in both runs"), row.notes
+    given = compare_runs(runs["fair"], runs["fair_too"], margins={"length": 1.0}).change("gender", "length")
+    assert given.units_needed == row.units_needed and given.non_inferior is False  # the margin is not what is missing
+    done = runner.invoke(app, ["compare", str(runs["fair"]), str(runs["fair_too"]), "--fail-if-worse"], env={"COLUMNS": "200"})
+    assert done.exit_code == 1, done.output
+    said = " ".join(done.output.split())
+    assert "--margin length=" not in said and "identical gaps need 149 pairs (89 more)" in said, said
+    assert "it needs 149 pairs, 89 more" in said, said
 
 
 def test_a_constant_contrast_is_bounded_by_zero_only_where_its_exact_test_shows_its_sign() -> None:

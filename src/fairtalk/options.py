@@ -28,6 +28,7 @@ __all__ = [
     "DEFAULT_N_PAIRS",
     "MAX_POWER",
     "MIN_ALPHA",
+    "MODEL_SPEC_HELP",
     "MUST",
     "POWER_RANGE",
     "RUN_FIELDS",
@@ -38,6 +39,13 @@ DEFAULT_CORPUS = "builtin:chitchat"
 DEFAULT_AXES = ("gender", "race")
 DEFAULT_N_PAIRS = 2000
 """Pairs per axis by default: a bare audit with the built-in retrieval model takes a few minutes on 2 cores."""
+MODEL_SPEC_HELP = (
+    "Model spec: python:FILE.py:FUNCTION, openai:URL#MODEL, hf:NAME, builtin:NAME, replay:FILE, vllm:NAME or "
+    "retrieval:POOL. The built-in models: builtin:echo, builtin:minilm-retrieval, builtin:retrieval, builtin:smollm2. "
+    "An adapter's options follow the spec as ?KEY=VALUE&KEY=VALUE (python:mybot.py:reply?batched=true) or come as "
+    "--model-arg KEY=VALUE."
+)
+"""The help of every command's ``--model``: its first sentence (what ``--help`` shows) names the kinds of model spec."""
 MUST = "must"
 """What ``Field(json_schema_extra=...)`` names the phrase of a field's "must be" message with."""
 #: The "must be" of the audit's flags.
@@ -182,7 +190,7 @@ RUN_FIELDS: Mapping[str, Any] = {
     "axes": Field(default=DEFAULT_AXES, description="Axes to audit, comma-separated, or lexicon files."),
     "model": Field(
         default=None,
-        description="Model spec (default: the first built-in model that loads). The built-in models tried, in order: "
+        description=f"{MODEL_SPEC_HELP} Default: the first built-in model that loads, tried in order: "
         "builtin:minilm-retrieval, builtin:retrieval, builtin:smollm2.",
     ),
     "model_args": Field(

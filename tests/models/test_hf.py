@@ -393,3 +393,17 @@ def test_audit_s_model_line_and_its_cut_prompt_warning_fit_80_columns(gpt2_chat_
     said = " ".join(done.stdout.split())
     assert f"model {recorded.split(' ', 1)[0]} {{" in said and '"system_prompt": "be kind and helpful to everyone"' in said
     assert "gender: warning: the prompts of 4 of 4 pairs (4 on side a, 4 on side b;" in said, said
+
+
+def test_a_load_error_of_several_lines_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No network: transformers' "We couldn't connect …\\nCheck your internet connection …" made the error two lines."""
+
+    def offline(*args: object, **kwargs: object) -> None:
+        raise OSError("We couldn't connect to 'https://huggingface.co'.\nCheck your internet connection.")
+
+    monkeypatch.setattr(transformers.AutoConfig, "from_pretrained", offline)
+    with pytest.raises(FairtalkError) as caught:
+        load_responder("hf:gpt2")
+    assert str(caught.value) == (
+        "cannot load hf model 'gpt2': We couldn't connect to 'https://huggingface.co'. Check your internet connection."
+    )

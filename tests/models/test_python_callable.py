@@ -261,3 +261,48 @@ def test_a_lone_surrogate_is_a_bad_response_not_stored_altered(tmp_path: Path) -
         model.respond(["bad"], S, seeds=[0])
     found = load_responder(f"python:{bot}:many").respond_each(["good", "bad"], S, seeds=[0, 0])
     assert found[0] == "fine" and isinstance(found[1], BadResponse) and "U+DCFF at character 1" in str(found[1])
+
+
+MULTILINE = """
+def reply(text):
+    raise ValueError("first line of the error\\n  second line of it")
+
+
+def listed(texts):
+    return [t.upper() for t in texts]
+
+
+def tupled(text):
+    return (text,)
+
+
+def numbered(text):
+    return 3
+"""
+
+
+def test_a_raised_error_s_lines_are_one_line_in_the_failure(tmp_path: Path) -> None:
+    """An `error:` line is one line: a user's multi-line exception text was carried into it with its line breaks."""
+    path = tmp_path / "multiline.py"
+    path.write_text(MULTILINE)
+    (out,) = load_responder(f"python:{path}:reply").respond_each(["a"], S, seeds=[0])
+    assert isinstance(out, ResponderError)
+    assert "\n" not in str(out) and "raised ValueError: first line of the error second line of it" in str(out)
+    (tmp_path / "breaks_on_import.py").write_text("raise ImportError('no such thing\\nsee the docs')\n")
+    with pytest.raises(SpecError) as caught:
+        load_responder(f"python:{tmp_path / 'breaks_on_import.py'}:f")
+    assert "\n" not in str(caught.value) and "no such thing see the docs" in str(caught.value)
+
+
+def test_a_list_returned_for_one_context_hints_at_batched(tmp_path: Path) -> None:
+    """A batched function given without ?batched=true failed "returned list … responses must be strings", no hint."""
+    path = tmp_path / "batched_bot.py"
+    path.write_text(MULTILINE)
+    hint = "(a batched function? add ?batched=true to the spec)"
+    for name, kind in (("listed", "list"), ("tupled", "tuple")):
+        (out,) = load_responder(f"python:{path}:{name}").respond_each(["hi"], S, seeds=[0])
+        assert isinstance(out, BadResponse) and f"returned {kind} for the context" in str(out), out
+        assert str(out).endswith("responses must be strings " + hint), out
+    (out,) = load_responder(f"python:{path}:numbered").respond_each(["hi"], S, seeds=[0])
+    assert isinstance(out, BadResponse) and str(out).endswith("responses must be strings"), out
+    assert load_responder(f"python:{path}:listed?batched=true").respond(["hi"], S, seeds=[0]) == ["HI"]

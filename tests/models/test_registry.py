@@ -23,6 +23,28 @@ def test_unknown_prefix_suggests() -> None:
         load_responder("gpt2")
 
 
+@pytest.mark.parametrize(
+    ("spec", "suggested"),
+    [
+        ("mybot.py:reply", "python:mybot.py:reply"),
+        ("bots/mybot.py", "python:bots/mybot.py:FUNCTION"),
+        ("mybot.py:reply?batched=true", "python:mybot.py:reply?batched=true"),
+    ],
+)
+def test_malformed_spec_names_the_prefixes_and_python_for_a_file(spec: str, suggested: str) -> None:
+    """A spec with no prefix lists the prefixes; a Python file given without ``python:`` gets the spec it meant."""
+    with pytest.raises(SpecError) as caught:
+        load_responder(spec)
+    message = str(caught.value)
+    assert f"malformed model spec {spec!r}" in message
+    assert "with PREFIX one of: " + ", ".join(model_prefixes()) in message
+    assert f"did you mean {suggested!r}?" in message
+    with pytest.raises(SpecError) as caught:
+        load_responder("gpt2")
+    assert "python, replay" in str(caught.value)
+    assert "did you mean" not in str(caught.value)
+
+
 def test_loading_is_lazy() -> None:
     load_responder("builtin:echo")
     assert "torch" not in sys.modules or "fairtalk.models._hf" in sys.modules

@@ -332,3 +332,18 @@ def test_the_index_row_reads_the_labels_beside_the_scorers_verdicts() -> None:
     measures = tuple(dataclasses.replace(m, ppi=wide) if m is rate else m for m in result.measures)
     cell = _verdict_cell(render_index(build_run(dataclasses.replace(result, measures=measures))))
     assert "all 8 shown equivalent (1 the labels could not confirm)" in cell
+
+
+def test_the_index_and_the_terminal_write_counts_with_thousands_separators() -> None:
+    """index.html said "gender 13806" and the console header "1470 pairs", where the lines beside them say 13,806 and 1,470."""
+    from fairtalk.report import rich_table
+
+    result = dataclasses.replace(build_result(hostile=False), n_pairs=1470, n_clusters=1234)
+    run = build_run(result)
+    (axis,) = run.axes.values()
+    coverage = dataclasses.replace(axis.coverage, n_read=13806, n_matched=1606)
+    page = render_index(dataclasses.replace(run, axes={result.axis: dataclasses.replace(axis, coverage=coverage)}))
+    assert f"{result.axis} 13,806 (1,606 mention a group" in page, page
+    assert '<td class="num">1,470</td>' in page and "2,940 generated" in page
+    title = str(rich_table(result).title)
+    assert title.endswith("1,470 pairs, 1,234 dialogues"), title

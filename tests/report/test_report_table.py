@@ -101,3 +101,15 @@ def test_a_count_interval_keeps_five_significant_figures(result) -> None:
     rows = {row.name: row for row in summary_rows(_long_answers(result))}
     assert rows["length"].ci95 == "[-4197.1, +3267.9]"
     assert rows["family_words"].ci95 == "[-0.0110, -0.0066]"
+
+
+def test_a_secondary_row_s_star_is_explained_below_the_table(result) -> None:
+    """The tutorial's table showed `Cut off % *` with nothing saying what `*` means (report.md did)."""
+    primary = dataclasses.replace(result, measures=tuple(dataclasses.replace(m, primary=True) for m in result.measures))
+    assert " *" not in _render(rich_table(primary)) and "secondary" not in _render(rich_table(primary))
+    first = primary.measures[1]
+    marked = dataclasses.replace(primary, measures=(primary.measures[0], dataclasses.replace(first, primary=False)))
+    text = _render(rich_table(marked))
+    assert " *" in text
+    said = " ".join(text.split())
+    assert "* secondary measure: outside the gates, corrected as a family of its own" in said, text

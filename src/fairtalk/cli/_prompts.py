@@ -25,6 +25,7 @@ from fairtalk.cli._respond import (
 )
 from fairtalk.cli._schema import check_options, run_option, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
+from fairtalk.options import MODEL_SPEC_HELP
 
 if TYPE_CHECKING:  # the public names, for annotations only
     import fairtalk
@@ -137,8 +138,7 @@ def prompts_generate(
     model: str = typer.Option(
         ...,
         "--model",
-        help="Model spec, such as hf:NAME or builtin:smollm2. The kinds: hf:NAME, openai:..., python:MODULE:FN, "
-        "builtin:echo, builtin:smollm2.",
+        help=MODEL_SPEC_HELP,
     ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,

@@ -21,6 +21,7 @@ from fairtalk.cli._choices import Engine, plain, was_given
 from fairtalk.cli._schema import check_options, run_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT, text_or_file
 from fairtalk.errors import ResponderError, SpecError
+from fairtalk.options import MODEL_SPEC_HELP
 
 if TYPE_CHECKING:
     from fairtalk import DecodingSettings, Responder
@@ -220,9 +221,7 @@ def respond(
     model: str = typer.Option(
         ...,
         "--model",
-        help="Model spec, such as python:FILE.py:FUNCTION or openai:URL#MODEL. The kinds: builtin:echo, "
-        "builtin:minilm-retrieval, builtin:retrieval, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, "
-        "replay:FILE.",
+        help=MODEL_SPEC_HELP,
     ),
     model_arg: list[str] | None = MODEL_ARG,
     model_version: str | None = MODEL_VERSION,

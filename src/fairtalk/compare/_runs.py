@@ -57,6 +57,10 @@ NOTE_NO_MARGIN = (
     "no margin: the baseline audit recorded none for {key}, and its scores have no spread, so the kind's default "
     "(0.1 sd of the baseline's scores) is not defined; give one (--margin {key}=VALUE, margins= in Python)"
 )
+NOTE_MARGIN_UNUSED = (
+    "no margin was needed: every score of {key} is the same in both runs, so the exact identical-answers bound decides "
+    "(the number of {units} it needs, above), whatever the margin"
+)
 SKIP_CORPUS = "corpus-level measure (one value per side of a run, no per-pair score): not compared"
 SKIP_JUDGE = "needs its judge model ({spec}), which compare does not run: not compared"
 SKIP_TOKEN_LIMIT = "read from the models' finish reasons, not scored from the text: not compared"
@@ -250,6 +254,19 @@ def _margin(
     return default_margin(kind, a=arrays[0], b=arrays[1])
 
 
+def _no_margin_notes(key: str, arrays: list[np.ndarray], test: GapChangeTest, *, clustered: bool) -> tuple[str, ...]:
+    """``test``'s notes for a key that has no margin: why, and what to give, where a margin is what is missing.
+
+    Where both runs gave every pair the same gap and every score is the same, the identical-answers
+    bound decides on the units alone (``test``'s own note says how many it needs), and a margin
+    changes nothing: telling the user to give one is wrong advice (the gate names the units).
+    """
+    scores = np.concatenate(arrays)
+    if test.identical and scores.size and float(scores.max() - scores.min()) == 0.0:
+        return (*test.notes, NOTE_MARGIN_UNUSED.format(key=key, units="dialogues" if clustered else "pairs"))
+    return (NOTE_NO_MARGIN.format(key=key), *test.notes)
+
+
 def _row(
     axis: str, key: str, measure: Measure, primary: bool, arrays: list[np.ndarray], test: GapChangeTest, identical_answers: int
 ) -> GapChange:
@@ -414,7 +431,7 @@ def _compare_axis(
             margin = _margin(key, measure.kind_of(key), arrays, margins, audit_margins)
             test = gap_change(*arrays, kind=measure.kind_of(key), margin=margin, clusters=pair_clusters, alpha=alpha)
             if margin is None:
-                test = dataclasses.replace(test, notes=(NOTE_NO_MARGIN.format(key=key), *test.notes))
+                test = dataclasses.replace(test, notes=_no_margin_notes(key, arrays, test, clustered=pair_clusters is not None))
             rows.append(_row(axis, key, measure, primary.get(key, True), arrays, test, same))
     compared = ComparedAxis(
         axis=axis,

@@ -398,6 +398,20 @@ class ModelFactory(ABC, Generic[OptionsT]):
         """The responder ``TARGET`` names, built with its options."""
 
 
+def one_line(error: object) -> str:
+    r"""An exception's text (or any text) on one line, its line breaks and runs of spaces made single spaces.
+
+    An ``error:`` line is one line: a library's message (transformers' "We couldn't connect …\nCheck your
+    internet connection …") is wrapped into it with this.
+
+    Examples
+    --------
+    >>> one_line(OSError("We couldn't connect.\n  Check your connection."))
+    "We couldn't connect. Check your connection."
+    """
+    return " ".join(str(error).split())
+
+
 def raise_first_error(results: Sequence[str | ResponderError]) -> list[str]:
     """The responses of a ``respond_each`` call, or the first item's error raised."""
     out: list[str] = []

@@ -46,6 +46,7 @@ from fairtalk.models._base import (
     cut_at_stop,
     length_batches,
     make_fingerprint,
+    one_line,
 )
 from fairtalk.models._spec import build_options
 from fairtalk.progress import no_third_party_bars
@@ -79,7 +80,7 @@ def _import_torch() -> tuple[Any, Any]:
         import torch
         import transformers
     except ImportError as exc:
-        raise FairtalkError(_MSG_MISSING_EXTRA.format(error=exc)) from exc
+        raise FairtalkError(_MSG_MISSING_EXTRA.format(error=one_line(exc))) from exc
     return torch, transformers
 
 
@@ -276,7 +277,7 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
                 self.tokenizer = transformers.AutoTokenizer.from_pretrained(self.name_or_path, **extra)
                 self.model = auto.from_pretrained(self.name_or_path, dtype=getattr(torch, dtype), **extra)
         except (OSError, ValueError, KeyError, RuntimeError) as exc:
-            raise FairtalkError(_MSG_LOAD.format(name=self.name_or_path, error=exc)) from exc
+            raise FairtalkError(_MSG_LOAD.format(name=self.name_or_path, error=one_line(exc))) from exc
         self.model.to(device)
         self.model.eval()
         tok = self.tokenizer
@@ -424,7 +425,7 @@ class HFResponder(Responder, ModelFactory[HFOptions]):
                     kwargs["stopping_criteria"] = self._stop_at(settings.stop, length)
                 out = self.model.generate(**enc, **kwargs)
         except (RuntimeError, IndexError, ValueError) as exc:
-            raise ResponderError(_MSG_GENERATE.format(name=self.name, kind=type(exc).__name__, error=exc)) from exc
+            raise ResponderError(_MSG_GENERATE.format(name=self.name, kind=type(exc).__name__, error=one_line(exc))) from exc
         new = out if self.is_encoder_decoder else out[:, enc["input_ids"].shape[1] :]
         reasons = self._finish_reasons(new)
         texts = self.tokenizer.batch_decode(new, skip_special_tokens=True)

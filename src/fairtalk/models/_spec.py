@@ -31,7 +31,9 @@ __all__ = ["ModelSpec", "build_options", "option_names", "parse_model_args", "pa
 
 T = TypeVar("T")
 
-_MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2)"
+_MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2, with PREFIX one of: {prefixes}){hint}"
+#: Added to :data:`_MSG_NO_PREFIX` when the spec names a Python file without ``python:`` (``mybot.py:reply``).
+_HINT_PYTHON = "; did you mean {spec!r}? (a Python function is python:FILE.py:FUNCTION)"
 _MSG_QUERY = "malformed options {query!r} in model spec {spec!r} (expected ?key=value&key=value{hint})"
 #: Said when the options hold a ``#``: a server URL with a query of its own before ``#MODEL``.
 _HINT_URL_QUERY = "; a server URL with a query of its own goes in base_url: openai:MODEL?base_url=URL"
@@ -89,13 +91,27 @@ def _malformed(spec: str, query: str) -> SpecError:
     return SpecError(_MSG_QUERY.format(query=hide_credentials("?" + query)[1:], spec=hide_credentials(spec), hint=hint))
 
 
+def _no_prefix(spec: object) -> SpecError:
+    """The error for a spec with no ``PREFIX:``: the prefixes, and ``python:`` for a Python file given without it."""
+    from fairtalk.models._registry import model_prefixes  # the registry parses specs with this module
+
+    hint = ""
+    if isinstance(spec, str):
+        spec = hide_credentials(spec)
+        path, query, options = spec.partition("?")
+        file, _, function = path.partition(":")
+        if file.endswith(".py") and (not function or function.isidentifier()):
+            hint = _HINT_PYTHON.format(spec=f"python:{file}:{function or 'FUNCTION'}{query}{options}")
+    return SpecError(_MSG_NO_PREFIX.format(spec=spec, prefixes=", ".join(model_prefixes()), hint=hint))
+
+
 def parse_model_spec(spec: str) -> ModelSpec:
     """Split a spec into prefix, target and its ``?key=value`` options (SpecError when malformed)."""
     if not isinstance(spec, str):
-        raise SpecError(_MSG_NO_PREFIX.format(spec=spec))
+        raise _no_prefix(spec)
     prefix, sep, rest = spec.partition(":")
     if not sep or not prefix or not prefix.isidentifier():
-        raise SpecError(_MSG_NO_PREFIX.format(spec=hide_credentials(spec)))
+        raise _no_prefix(spec)
     target, qsep, query = rest.partition("?")
     if not qsep:
         return ModelSpec(prefix, target)

@@ -703,8 +703,8 @@ def rich_table(result: AuditResult) -> Table:
     )
 
     rows = summary_rows(result)
-    units = f", {result.n_clusters} dialogues" if result.n_clusters is not None else ""
-    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs} pairs{units}"
+    units = f", {result.n_clusters:,} dialogues" if result.n_clusters is not None else ""
+    title = f"fairtalk: {result.axis} ({result.groups[0]} vs {result.groups[1]}), {result.n_pairs:,} pairs{units}"
     caption = "\n".join(line for line in (_caption(rows), ci_test_note(result)) if line)
     table = _summary_table_type()(
         title=Text(title),
@@ -783,6 +783,8 @@ def _caption(rows: list[TableRow]) -> str:
     masked = [f"{_short_label(row.name)} {row.masked}" for row in rows if row.masked is not None]
     if masked:
         lines.append("Masked A vs B (the group words masked on both sides): " + " · ".join(masked))
+    if any(not row.primary for row in rows):
+        lines.append(_SECONDARY_NOTE)
     return "\n".join(lines)
 
 
@@ -795,6 +797,8 @@ _SHORT_VERDICTS = {
     "not tested": "not tested",
     _IDENTICAL: "equivalent †",
 }
+#: The legend of the `` *`` the terminal's table puts after a secondary measure's label (report.md says the same).
+_SECONDARY_NOTE = "* secondary measure: outside the gates, corrected as a family of its own"
 _IDENTICAL_NOTE = (
     "† identical on every pair: no pair's two answers scored differently, and an exact bound on how often they "
     "could differ (not the 95% CI) shows the sides equivalent"

@@ -21,6 +21,7 @@ from types import ModuleType
 from typing import Any
 
 from fairtalk.errors import SpecError
+from fairtalk.models._base import one_line
 from fairtalk.models.python._user_code import UserCode, user_roots
 
 __all__ = ["Loaded", "Worker", "callable_name", "defined_by", "load_callable", "resolved_target", "user_code"]
@@ -136,7 +137,7 @@ def load_callable(target: str) -> Loaded:
     except SystemExit as exc:
         raise SpecError(_MSG_IMPORT_EXIT.format(module=module_part, spec=spec, code=exc.code)) from None
     except Exception as exc:
-        raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error=exc)) from exc
+        raise SpecError(_MSG_IMPORT.format(module=module_part, spec=spec, error=one_line(exc))) from exc
     fn = getattr(module, name, None)
     if not callable(fn):
         raise SpecError(_MSG_ATTRIBUTE.format(module=module_part, name=name, spec=spec))

@@ -74,6 +74,7 @@ from fairtalk.models._base import (
     collect_stream,
     keep_answered,
     make_fingerprint,
+    one_line,
     raise_first_error,
 )
 from fairtalk.models._streaming import InFlight, stream_results
@@ -94,7 +95,9 @@ __all__ = ["PythonOptions", "PythonResponder", "batched", "callable_name"]
 _MSG_RAISED = "{target} raised {kind}: {error}"
 _MSG_NOT_LIST = "{target} returned {kind}; a batched callable must return a list of strings"
 _MSG_LENGTH = "{target} returned {n_results} responses for {n_contexts} contexts"
-_MSG_NOT_STR = "{target} returned {kind} for the context {excerpt}; responses must be strings"
+_MSG_NOT_STR = "{target} returned {kind} for the context {excerpt}; responses must be strings{hint}"
+#: Added to :data:`_MSG_NOT_STR` when a function called with one context returned a list or tuple.
+_HINT_BATCHED = " (a batched function? add ?batched=true to the spec)"
 _MSG_SURROGATE = (
     "{target} returned a string holding a lone surrogate (U+{code:04X} at character {at}) for the context {excerpt}; "
     "no UTF-8 text can hold one: responses must be text (decode bytes with errors='replace')"
@@ -265,8 +268,8 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         if isinstance(value, ResponderError):
             return value
         if not isinstance(value, Exception):  # GeneratorExit and other BaseExceptions: stop, saying what
-            return ResponderAborted(_MSG_RAISED.format(target=self.name, kind=type(value).__name__, error=value))
-        return ResponderError(_MSG_RAISED.format(target=self.name, kind=type(value).__name__, error=value))
+            return ResponderAborted(_MSG_RAISED.format(target=self.name, kind=type(value).__name__, error=one_line(value)))
+        return ResponderError(_MSG_RAISED.format(target=self.name, kind=type(value).__name__, error=one_line(value)))
 
     def _call(self, arg: Any, seed_value: Any, settings: DecodingSettings) -> Any:
         kwargs = self._kwargs(seed_value, settings)
@@ -294,9 +297,9 @@ class PythonResponder(Responder, ModelFactory[PythonOptions]):
         non-string is, not stored altered.
         """
         if not isinstance(value, str):
-            raise BadResponse(
-                _MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, excerpt=_excerpt(transcript(context)))
-            )
+            hint = _HINT_BATCHED if isinstance(value, (list, tuple)) and not self.batched else ""
+            excerpt = _excerpt(transcript(context))
+            raise BadResponse(_MSG_NOT_STR.format(target=self.name, kind=type(value).__name__, excerpt=excerpt, hint=hint))
         if not value.isascii():
             try:
                 value.encode("utf-8")

@@ -58,6 +58,7 @@ from fairtalk.models._base import (
     collect_stream,
     finish_reason,
     length_batches,
+    one_line,
     raise_first_error,
     respond_each_checked,
 )
@@ -438,7 +439,7 @@ class RayResponder(Responder):
                 raise (
                     cls(message)
                     if cls is not FairtalkError
-                    else FairtalkError(_MSG_LOAD.format(spec=self.spec, kind=kind, error=message))
+                    else FairtalkError(_MSG_LOAD.format(spec=self.spec, kind=kind, error=one_line(message)))
                 )
             _LOG.warning("ray: a restarted actor failed to load the model (%s: %s); it is not used", kind, message)
             slot.state = "dead"
