@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from fairtalk._jsonl import first_record, read_objects, write_records
-from fairtalk.errors import InputError
+from fairtalk.errors import InputError, check_output_argument, path_argument
 from fairtalk.files import atomic_writer
 from fairtalk.records import Pair, Swap
 
@@ -87,6 +87,7 @@ def write_pairs(pairs: Iterable[Pair], path: str | os.PathLike[str] | IO[str]) -
     OutputError
         The file cannot be written (full disk, permissions); the old file is left as it was.
     """
+    check_output_argument(path, "write_pairs: path")
     if not isinstance(path, (str, os.PathLike)):
         return _write_lines(pairs, path)
     with atomic_writer(path) as fh:
@@ -107,8 +108,10 @@ def read_pairs(path: str | os.PathLike[str]) -> Iterator[Pair]:
     InputError
         ``path:line: ...`` for a missing file, non-UTF-8 bytes, malformed JSON, a record that is
         not an object, a missing or mistyped key, a swap span outside its text, or a repeated id.
+    SpecError
+        ``path`` is not a str or os.PathLike (None, a number).
     """
-    where = os.fspath(path)
+    where = path_argument(path, "read_pairs: path")
     if Path(where).is_dir():
         raise InputError(_MSG_A_FOLDER, path=where)
     return _iter_pairs(read_objects(where, what="pairs file"), where)

@@ -28,7 +28,7 @@ import numpy as np
 
 from fairtalk._columns import RecordColumn
 from fairtalk._jsonl import first_record, numbered_lines, open_input, parse_object, write_records
-from fairtalk.errors import InputError
+from fairtalk.errors import InputError, check_output_argument
 from fairtalk.files import atomic_writer
 from fairtalk.records import Response, Side
 
@@ -876,6 +876,7 @@ def write_responses(responses: ResponseSet | Iterable[Response], path: str | os.
         records: Iterable[Response] = chain((r for pair in responses for r in pair), responses.left_out)
     else:
         records = responses
+    check_output_argument(path, "write_responses: path")
     if not isinstance(path, str | os.PathLike):
         _write_rows(records, path)
         return None

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from difflib import get_close_matches
 
@@ -37,6 +38,9 @@ __all__ = [
     "StoreError",
     "TransportError",
 ]
+
+_MSG_ARGUMENT_TYPE = "{name} must be {what}, got {type}"
+_PATH = "a str or os.PathLike"
 
 
 class FairtalkError(Exception):
@@ -73,14 +77,16 @@ class LexiconError(InputError):
 class SpecError(FairtalkError):
     """An unknown or malformed spec string (``hf:...``, ``builtin:...``, a measure name)."""
 
-    def __init__(self, message: str, *, choices: Iterable[str] = (), given: str | None = None) -> None:
+    def __init__(self, message: str, *, choices: Iterable[str] = (), given: object = None) -> None:
         self.choices = tuple(sorted(choices))
         self.given = given
         text = message
-        if given is not None and self.choices:
+        if isinstance(given, str) and self.choices:
             close = get_close_matches(given, self.choices, n=1)
             if close:
                 text += f"; did you mean {close[0]!r}?"
+        elif given is not None:  # a number or a list where a name was expected: say so (no close match to look for)
+            text += f" (got type {type(given).__name__}, expected a str)"
         if self.choices:
             text += f" (choose from: {', '.join(self.choices)})"
         super().__init__(text)
@@ -124,3 +130,34 @@ class OutputError(FairtalkError):
         self.message = message
         self.path = None if path is None else str(path)
         super().__init__(message if self.path is None else f"{self.path}: {message}")
+
+
+def path_argument(value: object, name: str, *, what: str = _PATH) -> str:
+    """``value`` as a path string, or SpecError naming the argument (``name``: ``"read_pairs: path"``) and ``what`` it takes.
+
+    The public entry points that take a path check it here, at once: None, a number or bytes
+    would otherwise fail inside :mod:`pathlib` as a bare TypeError.
+
+    >>> path_argument(None, "read_pairs: path")
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: read_pairs: path must be a str or os.PathLike, got NoneType
+    """
+    text = os.fspath(value) if isinstance(value, str | os.PathLike) else None
+    if not isinstance(text, str):
+        raise SpecError(_MSG_ARGUMENT_TYPE.format(name=name, what=what, type=type(value).__name__))
+    return text
+
+
+def check_output_argument(value: object, name: str) -> None:
+    """SpecError naming the argument ``name`` unless ``value`` is a path or an open stream (something with ``write``).
+
+    >>> check_output_argument(None, "write_pairs: path")
+    Traceback (most recent call last):
+    ...
+    fairtalk.errors.SpecError: write_pairs: path must be a str or os.PathLike, or an open text stream, got NoneType
+    """
+    if isinstance(value, str | os.PathLike):
+        path_argument(value, name, what=f"{_PATH}, or an open text stream")
+    elif not callable(getattr(value, "write", None)):
+        raise SpecError(_MSG_ARGUMENT_TYPE.format(name=name, what=f"{_PATH}, or an open text stream", type=type(value).__name__))

@@ -78,6 +78,8 @@ _CLEAN_TURN = str.maketrans({TURN_SEPARATOR: " ", USER_MARK: " ", ASSISTANT_MARK
 _MSG_N_ROLES = "join_turns needs one role per turn: {n_turns} turn(s), {n_roles} role(s)"
 _MSG_BAD_ROLE = "a turn's role is user or assistant, got {role!r}"
 _MSG_LAST_ROLE = "the last turn must be the user's (the model answers it), got {role!r}"
+#: This base module cannot import fairtalk.errors (tests/test_layers.py), so a wrong type is a plain TypeError, said clearly.
+_MSG_CONTEXT_TYPE = "a context must be a str (its turns joined by join_turns), got {type}"
 
 
 def _alternating(n_turns: int) -> list[Role]:
@@ -127,6 +129,8 @@ def join_turns(turns: Sequence[str], roles: Sequence[str] | None = None) -> str:
 
 def _parse(context: str) -> tuple[list[str], list[Role]]:
     """The turns' text and roles; marks count only in the form :func:`join_turns` writes (every turn, not alternating)."""
+    if not isinstance(context, str):
+        raise TypeError(_MSG_CONTEXT_TYPE.format(type=type(context).__name__))
     parts = context.split(TURN_SEPARATOR)
     if parts[-1][:1] == USER_MARK and all(part[:1] in _ROLE_OF for part in parts):
         roles = [_ROLE_OF[part[0]] for part in parts]

@@ -112,3 +112,21 @@ def test_a_run_written_with_its_gates_states_them_on_every_page(result, tmp_path
     assert "Gate fail-unless-equivalent: FAILED" in files.axes["gender"]["md"].read_text(encoding="utf-8")
     assert 'data-gate="fail-unless-equivalent"' in files.axes["gender"]["html"].read_text(encoding="utf-8")
     assert 'data-gate="fail-unless-equivalent"' in files.index.read_text(encoding="utf-8")
+
+
+def test_one_format_given_alone_is_that_format_not_its_letters(result, tmp_path) -> None:
+    """Review finding: ``formats="json"`` was read as the formats j, s, o, n ("unknown report format 'j'")."""
+    paths = write_report(result, tmp_path, formats="json")
+    assert list(paths) == ["json"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".written-by-fairtalk.json", "results.json"]
+
+
+@pytest.mark.parametrize(
+    ("formats", "start"),
+    [(None, "formats must be a report format or a list of them, got NoneType"), ([5], "unknown report format 5")],
+)
+def test_formats_that_are_no_names_are_a_spec_error_before_writing(result, tmp_path, formats, start) -> None:
+    with pytest.raises(SpecError) as caught:
+        write_report(result, tmp_path / "x", formats=formats)
+    assert str(caught.value).startswith(start)
+    assert not (tmp_path / "x").exists()

@@ -29,7 +29,7 @@ from typing import Any
 from fairtalk._jsonl import open_input, read_json_file
 from fairtalk._responses import ResponseSet, read_responses
 from fairtalk.config import AuditConfig
-from fairtalk.errors import InputError, SpecError
+from fairtalk.errors import InputError, SpecError, path_argument
 from fairtalk.models import hide_credentials, identity_unknown, recorded_specs
 from fairtalk.results import COMPARISON_KIND, AuditResult, read_result_file
 
@@ -461,7 +461,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
         ``schema_version``, a field of the wrong shape: see :func:`fairtalk.results.read_result_file`),
         or responses that are not there.
     """
-    folder = Path(path)
+    folder = Path(path_argument(path, "compare_runs: baseline and candidate", what="run folders (a str or os.PathLike)"))
     if not folder.is_dir():
         raise InputError(_MSG_A_FILE if folder.exists() else _MSG_NO_FOLDER, path=str(folder))
     if is_prompt_analysis(folder):

@@ -22,7 +22,7 @@ from pydantic import ValidationInfo, field_validator
 
 from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._file import FILE_FORMATS, load_mapping
-from fairtalk.errors import SpecError
+from fairtalk.errors import SpecError, path_argument
 from fairtalk.lexicons import Lexicon
 from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names, parse_scale
 from fairtalk.models import DecodingSettings
@@ -442,6 +442,7 @@ def options_from_file(
     checks the command line's values alone, so that an error of the file's values alone names
     the file (:func:`blame_file`).
     """
+    path_argument(path, "from_file: path", what="a config file path (a str or os.PathLike)")
     mapping = load_mapping(path)
     with file_named(path):
         flat = file_values(mapping)

@@ -68,7 +68,7 @@ from fairtalk.corpora._readers import (
     read_twitter,
 )
 from fairtalk.corpora._tally import SYSTEM_MESSAGES, ReadSummary, Tally, kept_in_part
-from fairtalk.errors import CorpusError, SpecError
+from fairtalk.errors import CorpusError, SpecError, path_argument
 from fairtalk.records import Context
 
 __all__ = [
@@ -281,7 +281,7 @@ def read_corpus(
     >>> first.response is not None
     True
     """
-    text = os.fspath(spec)
+    text = path_argument(spec, "read_corpus: spec", what="a corpus spec or a path (a str or os.PathLike)")
     if split not in SPLITS:
         raise SpecError(_MSG_BAD_SPLIT.format(split=split), choices=SPLITS, given=split)
     fmt, target = _parse_spec(text)

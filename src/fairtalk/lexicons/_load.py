@@ -11,7 +11,7 @@ from pathlib import Path
 
 from fairtalk._jsonl import open_input
 from fairtalk._registry import Registry
-from fairtalk.errors import InputError, LexiconError, SpecError
+from fairtalk.errors import InputError, LexiconError, SpecError, path_argument
 from fairtalk.lexicons._format import (
     AttributeList,
     Lexicon,
@@ -254,6 +254,7 @@ def load_lexicon(axis_or_path: str | os.PathLike[str], *, variant: str = "defaul
     >>> pair.a, pair.b
     ('subliminal', 'shade')
     """
+    path_argument(axis_or_path, "load_lexicon: axis_or_path", what="an axis name or a lexicon path (a str or os.PathLike)")
     if isinstance(axis_or_path, str):
         named = _by_name(axis_or_path.removeprefix("builtin:"), variant)
         if named is not None:

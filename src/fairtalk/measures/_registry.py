@@ -17,6 +17,7 @@ them), a plugin's measure as well as a built-in one.
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from types import FunctionType, MappingProxyType
@@ -72,6 +73,7 @@ MEASURES: Registry[MeasureFactory] = Registry(
 #: The default suite, in order; ``attribute_words`` only for an axis with attribute lists.
 DEFAULT_SUITE = ("diversity", "offense", "sentiment", "attribute_words", "length", "refusal", "degenerate")
 
+_MSG_LEXICON_TYPE = "default_measures: lexicon must be a Lexicon, an axis name ('gender') or a lexicon path, got {type}"
 _MSG_OPTION = "measure {name!r} does not accept these options: {error}"
 _MSG_NOT_MEASURE = "measure {name!r} ({target}) did not build a Measure or CorpusMeasure (got {got})"
 _MSG_NOT_SUBCLASS = (
@@ -273,7 +275,7 @@ def _built(name: str, factory: MeasureFactory, options: Mapping[str, object]) ->
 
 
 def default_measures(
-    lexicon: Lexicon,
+    lexicon: Lexicon | str | os.PathLike[str],
     *,
     distinct: str = "paper",
     offense: str = "profanity_check",
@@ -289,9 +291,9 @@ def default_measures(
 
     Parameters
     ----------
-    lexicon : Lexicon
+    lexicon : Lexicon, or an axis name or lexicon path
         Its ``attributes`` name the attribute lists (career/family for gender,
-        pleasant/unpleasant for race).
+        pleasant/unpleasant for race). A name or path is loaded with :func:`fairtalk.load_lexicon`.
     distinct : {"paper", "standard"}
         The distinct-n definition.
     offense : str
@@ -300,7 +302,18 @@ def default_measures(
         Offensive at probability ``>=`` this.
     sentiment_threshold : float
         Positive when VADER's compound is ``> t``, negative when ``< -t``.
+
+    Raises
+    ------
+    SpecError
+        ``lexicon`` is none of these, or names no axis.
     """
+    from fairtalk.lexicons import Lexicon, load_lexicon
+
+    if isinstance(lexicon, str | os.PathLike):
+        lexicon = load_lexicon(lexicon)
+    elif not isinstance(lexicon, Lexicon):
+        raise SpecError(_MSG_LEXICON_TYPE.format(type=type(lexicon).__name__))
     return build_default(
         MeasureOptions(
             lexicon,

@@ -74,7 +74,7 @@ _MSG_MAX_NEW_TOKENS = "max_new_tokens must be a positive integer, got {value!r}"
 _MSG_NUM_BEAMS = "num_beams must be a positive integer, got {value!r}"
 _MSG_BEAMS_AND_SAMPLE = "num_beams > 1 needs do_sample=False (beam search is greedy)"
 _MSG_PENALTY = "repetition_penalty must be > 0 or None, got {value!r}"
-_MSG_STOP = "stop must be a sequence of non-empty strings, got {value!r}"
+_MSG_STOP = "stop must be a list of non-empty strings, got {value!r}"
 #: Sampling settings given without sampling: greedy decoding would ignore them without a word.
 _MSG_GREEDY_ONLY = "{options} appl{s} only with {sample}; greedy decoding would ignore {them} (add {sample}, or leave {them} out)"
 #: The sampling settings and the value each has when left out (greedy decoding ignores them).
@@ -118,7 +118,8 @@ class DecodingSettings(Codec):
         r = self.repetition_penalty
         if r is not None and (isinstance(r, bool) or not isinstance(r, int | float) or not 0 < r < float("inf")):
             raise SpecError(_MSG_PENALTY.format(value=r))
-        if isinstance(self.stop, str) or not all(isinstance(x, str) and x for x in self.stop):
+        stop: object = self.stop  # a number, a bool, a table or a lone string: refused before it is iterated
+        if not isinstance(stop, list | tuple) or not all(isinstance(x, str) and x for x in stop):
             raise SpecError(_MSG_STOP.format(value=self.stop))
         object.__setattr__(self, "stop", tuple(self.stop))
         if not isinstance(self.do_sample, bool):

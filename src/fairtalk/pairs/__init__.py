@@ -45,7 +45,7 @@ from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
 from fairtalk.lexicons import Lexicon
-from fairtalk.pairs._check import PairsChecker, check_pairs
+from fairtalk.pairs._check import PairsChecker, as_swapper, check_pairs
 from fairtalk.pairs._column import PairColumn, PairColumns
 from fairtalk.records import Context, Coverage, Pair, PairsCheck, Side, Swap
 
@@ -73,10 +73,14 @@ _RESERVOIR_CHUNK = 1 << 16
 _T = TypeVar("_T")
 _T_contra = TypeVar("_T_contra", contravariant=True)
 _MSG_BAD_MIXED = "unknown mixed-context policy {given!r}"
-_MSG_BAD_SWAPPER = "build_pairs needs a Swapper or a Lexicon (fairtalk.load_lexicon('gender')), got {type}"
 _MSG_BAD_LIMIT = "limit must be a positive int or None, got {value!r}"
 _MSG_BAD_SEED = "seed must be an integer >= 0, got {value!r}"
 _MSG_BAD_BALANCE = "balance must be True or False, got {value!r}"
+#: A lone string is an iterable of its characters: read as contexts, each would be one character long.
+_MSG_CONTEXTS_TYPE = (
+    "build_pairs: contexts must be a list of texts or Contexts, or a corpus (fairtalk.read_corpus(spec) for a file or a "
+    "corpus spec), got {type}"
+)
 
 
 class _Counts:
@@ -343,10 +347,9 @@ def build_pairs(
     >>> pairs.coverage.n_read, pairs.coverage.n_by_group["female"]
     (2, 1)
     """
-    if isinstance(swapper, Lexicon):
-        swapper = Swapper(swapper)
-    elif not isinstance(swapper, Swapper):
-        raise SpecError(_MSG_BAD_SWAPPER.format(type=type(swapper).__name__))
+    if isinstance(contexts, str | bytes) or not isinstance(contexts, Iterable):
+        raise SpecError(_MSG_CONTEXTS_TYPE.format(type=type(contexts).__name__))
+    swapper = as_swapper(swapper, "build_pairs")
     if mixed not in MIXED_POLICIES:
         raise SpecError(_MSG_BAD_MIXED.format(given=mixed), choices=MIXED_POLICIES, given=str(mixed))
     if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):

@@ -22,7 +22,9 @@ from collections.abc import Iterable
 
 from fairtalk._jsonl import replace_surrogates
 from fairtalk.counterfactual import Swapper
+from fairtalk.errors import SpecError
 from fairtalk.files import write_text_atomic
+from fairtalk.lexicons import Lexicon
 from fairtalk.records import Pair, PairsCheck
 
 __all__ = ["PairsCheck", "PairsChecker", "check_pairs"]
@@ -30,10 +32,23 @@ __all__ = ["PairsCheck", "PairsChecker", "check_pairs"]
 #: How many swaps ``top_swaps`` lists, and how many leftover examples are kept.
 N_TOP_SWAPS = 20
 N_EXAMPLES = 5
+_MSG_BAD_SWAPPER = "{who} needs a Swapper or a Lexicon (fairtalk.load_lexicon('gender')), got {type}"
 
 
-def check_pairs(pairs: Iterable[Pair], swapper: Swapper) -> PairsCheck:
+def as_swapper(swapper: object, who: str) -> Swapper:
+    """``swapper`` itself, or a Swapper (seed 0) of a Lexicon; SpecError naming ``who`` for anything else."""
+    if isinstance(swapper, Lexicon):
+        return Swapper(swapper)
+    if not isinstance(swapper, Swapper):
+        raise SpecError(_MSG_BAD_SWAPPER.format(who=who, type=type(swapper).__name__))
+    return swapper
+
+
+def check_pairs(pairs: Iterable[Pair], swapper: Swapper | Lexicon) -> PairsCheck:
     """Check each pair's swapped side against its original's group with the swapper's lexicon.
+
+    ``swapper`` is a Swapper or the axis' Lexicon (which gets a Swapper with seed 0, as in
+    :func:`~fairtalk.pairs.build_pairs`).
 
     Examples
     --------
@@ -45,7 +60,7 @@ def check_pairs(pairs: Iterable[Pair], swapper: Swapper) -> PairsCheck:
     >>> check.n_leftover, check.kept, check.top_swaps
     (0, (('man (phrase)', 1),), (('he→she', 1),))
     """
-    checker = PairsChecker(swapper)
+    checker = PairsChecker(as_swapper(swapper, "check_pairs"))
     for pair in pairs:
         checker.add(pair)
     return checker.result()

@@ -192,9 +192,9 @@ def write_report(
         The audit to write.
     out_dir : str or path
         Folder for the files; created with its parents.
-    formats : iterable of str
+    formats : iterable of str, or str
         Any of ``"json"`` (results.json), ``"csv"`` (results.csv), ``"md"`` (report.md)
-        and ``"html"`` (report.html).
+        and ``"html"`` (report.html); one name alone is that one format.
     gates : sequence of GateOutcome
         The outcomes (:func:`fairtalk.gates.evaluate`) of the gates requested, which report.md
         and report.html state; none (the default): no gate is shown.

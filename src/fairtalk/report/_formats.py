@@ -40,15 +40,20 @@ _PAGES = {"md": write_markdown, "html": write_html}
 #: The formats that are pages.
 PAGE_FORMATS = tuple(_PAGES)
 _MSG_UNKNOWN_FORMAT = "unknown report format {given!r}"
+_MSG_FORMATS_TYPE = "formats must be a report format or a list of them, got {type}"
 
 
 def check_formats(formats: Iterable[str]) -> tuple[str, ...]:
-    """The formats, deduplicated, or SpecError for an unknown one."""
-    formats = tuple(dict.fromkeys(formats))
-    for name in formats:
-        if name not in _WRITERS:
+    """The formats, deduplicated, or SpecError for an unknown one; one name alone (``"json"``) is one format, not its letters."""
+    if isinstance(formats, str):
+        formats = (formats,)
+    elif not isinstance(formats, Iterable):
+        raise SpecError(_MSG_FORMATS_TYPE.format(type=type(formats).__name__))
+    chosen = tuple(formats)
+    for name in chosen:
+        if not isinstance(name, str) or name not in _WRITERS:
             raise SpecError(_MSG_UNKNOWN_FORMAT.format(given=name), choices=FORMATS, given=name)
-    return formats
+    return tuple(dict.fromkeys(chosen))
 
 
 def write_formats(

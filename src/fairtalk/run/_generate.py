@@ -71,8 +71,8 @@ _MSG_NO_DEFAULT = (
     "no default model is available ({reasons}); pass a model: --model SPEC on the command line "
     "(builtin:echo, hf:NAME, openai:URL#MODEL, python:FILE.py:FUNCTION, replay:FILE)"
 )
-_MSG_PAIRS_TYPE = "respond: pairs must be a pairs JSONL path or Pair records (what fairtalk.build_pairs yields), got {type}"
-_MSG_PAIR_TYPE = "respond: pairs item {index} is of type {type}, not a Pair (what fairtalk.build_pairs yields)"
+_MSG_PAIRS_TYPE = "{who}: pairs must be a pairs JSONL path or Pair records (what fairtalk.build_pairs yields), got {type}"
+_MSG_PAIR_TYPE = "{who}: pairs item {index} is of type {type}, not a Pair (what fairtalk.build_pairs yields)"
 _MSG_ARGS_NEED_SPEC = "model arguments ({names}) need a model spec (--model SPEC) or a function, not {what}"
 _MSG_ABORTED = "{error} ({n_stored} answers of this run are kept in {store}{from_store}; re-run to resume{failed})"
 #: What the stop message adds when answers of this run came from the store (an earlier run's).
@@ -564,22 +564,25 @@ def _fit(text: str, beside: str) -> tuple[str, bool]:
     return fit_in_record(text, beside=beside)
 
 
-def _checked_pairs(pairs: Iterable[object]) -> Iterator[Pair]:
+def _checked_pairs(pairs: Iterable[object], who: str) -> Iterator[Pair]:
     for index, pair in enumerate(pairs):
         if not isinstance(pair, Pair):
-            raise TypeError(_MSG_PAIR_TYPE.format(index=index, type=type(pair).__name__))
+            raise TypeError(_MSG_PAIR_TYPE.format(who=who, index=index, type=type(pair).__name__))
         yield pair
 
 
-def _pair_column(pairs: object) -> PairColumn:
-    """:func:`respond`'s pairs as a column: read from a path, or checked to be Pair records (TypeError naming the first other)."""
+def pair_column(pairs: object, who: str = "respond") -> PairColumn:
+    """The pairs ``who`` (:func:`respond`, ``similarity_test``) was given, as a column.
+
+    Read from a path, or checked to be Pair records: TypeError naming ``who`` and the first other.
+    """
     if isinstance(pairs, (str, os.PathLike)):
         return PairColumn.of(read_pairs(pairs))
     if isinstance(pairs, PairColumn):
         return pairs
     if not isinstance(pairs, Iterable):
-        raise TypeError(_MSG_PAIRS_TYPE.format(type=type(pairs).__name__))
-    return PairColumn.of(_checked_pairs(pairs))
+        raise TypeError(_MSG_PAIRS_TYPE.format(who=who, type=type(pairs).__name__))
+    return PairColumn.of(_checked_pairs(pairs, who))
 
 
 def respond(
@@ -664,7 +667,7 @@ def respond(
         ``engine="ray"`` without Ray installed, or with a model Ray does not run (``openai:``).
     """
     ray = resolve_engine(engine)
-    items = _pair_column(pairs)
+    items = pair_column(pairs)
     settings = DecodingSettings() if settings is None else settings
     reporter = ProgressReporter(progress_callback(progress))
     with cached_model(

@@ -43,11 +43,11 @@ from fairtalk._jsonl import read_objects
 from fairtalk.errors import InputError
 from fairtalk.measures import n_words, pair_similarity, same_answers
 from fairtalk.models import DecodingSettings, ReplyFunction, Responder
-from fairtalk.pairs import PairColumn, read_pairs
+from fairtalk.pairs import PairColumn
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
 from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
-from fairtalk.run._generate import FailedBefore, Generation, cached_model, generate
+from fairtalk.run._generate import FailedBefore, Generation, cached_model, generate, pair_column
 from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder
 
@@ -164,13 +164,15 @@ def similarity_test(
 
     Raises
     ------
+    TypeError
+        ``pairs`` is neither a path nor Pair records (as :func:`fairtalk.respond` says).
     InputError
         Fewer than two pairs answered on both sides and in the baseline (saying how many
         answers failed, and the first message of each kind of failure).
     ResponderAborted
         ``max_consecutive_failures`` answers in a row failed with one kind of error.
     """
-    chosen = PairColumn.of(read_pairs(pairs) if isinstance(pairs, (str, os.PathLike)) else pairs)
+    chosen = pair_column(pairs, "similarity_test")
     _check_one_axis(chosen, pairs if isinstance(pairs, (str, os.PathLike)) else None)  # before any answer
     settings = settings or DecodingSettings()
     reporter = ProgressReporter(progress_callback(progress))

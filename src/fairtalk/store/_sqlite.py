@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fairtalk._jsonl import replace_surrogates
-from fairtalk.errors import OutputError, StoreError
+from fairtalk.errors import OutputError, StoreError, path_argument
 from fairtalk.files import check_regular
 from fairtalk.models import Closing, DecodingSettings, Reply, finish_reason
 
@@ -201,10 +201,12 @@ class RunStore(Closing):
         When the path cannot be created or opened, is not a fairtalk store or is damaged
         (an existing store fails SQLite's ``PRAGMA quick_check``), a read or write fails, or
         the file was deleted or replaced while the store was open (checked at each write).
+    SpecError
+        When ``path`` is not a str or os.PathLike (None, a number).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
-        self.path = Path(path)
+        self.path = Path(path_argument(path, "RunStore: path"))
         self._run_ids: dict[tuple[str, str], int] = {}
         #: Answers (successes) this store wrote, and the file it opened (None in memory).
         self.n_written = 0
