@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 
 import pytest
@@ -46,8 +47,12 @@ def test_malformed_spec_names_the_prefixes_and_python_for_a_file(spec: str, sugg
 
 
 def test_loading_is_lazy() -> None:
-    load_responder("builtin:echo")
-    assert "torch" not in sys.modules or "fairtalk.models._hf" in sys.modules
+    """Loading the echo model imports neither torch nor the hf: adapter (in a fresh interpreter: other tests import torch)."""
+    probe = "import sys; from fairtalk import load_responder; load_responder('builtin:echo'); "
+    probe += "print('torch' in sys.modules, 'fairtalk.models._hf' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "False"]
 
 
 def test_register_and_duplicates(monkeypatch: pytest.MonkeyPatch) -> None:
