@@ -286,7 +286,8 @@ def reproduce_debias(
     cache_dir : path, optional
         Checkpoints and the run store (default ``out_dir/cache``).
     n_pairs : int, optional
-        Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every held-out pair).
+        Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every pair of what the audit
+        reads: the evaluation corpus, or its held-out split, see ``eval_corpus``).
     corpus : str
         Training dialogues (its ``train`` split when it is also the evaluation corpus, see ``eval_corpus``).
     eval_corpus : str, optional
