@@ -723,3 +723,52 @@ def test_plan_gate_says_on_a_counts_line_when_it_needs_more_pairs_than_the_corpu
     words = text[text.index("words (count):") : text.index("the gate needs")]
     assert _gate_pairs(result.output)["length"] > 1470 and "; more than the 1,470 pairs the built-in gender axis gives" in length
     assert "more than" not in words, words
+
+
+def _tied_audit(tmp_path) -> str:  # noqa: ANN001
+    """An audit's results.json (as builtin:echo's) whose keys record no spread: tied, constant, corpus, none recorded."""
+    tied = {"a": 25.78, "b": 25.78, "difference": 0.0, "sd_difference": 0.0, "design_effect": 1.5, "mde": None}
+    measures = {
+        "length": {**tied, "kind": "count"},
+        "refusal_rate": {**tied, "kind": "rate", "a": 0.01, "b": 0.01},
+        "shifted": {**tied, "kind": "count", "a": 2.0, "b": 1.0, "difference": 1.0},
+        "offense_rate": {**tied, "kind": "rate", "sd_difference": None},
+        "distinct_1": {"kind": "corpus", "a": 0.34, "b": 0.35, "difference": -0.01, "sd_difference": None, "mde": 0.002},
+    }
+    results = tmp_path / "results.json"
+    results.write_text(json.dumps({"n_pairs": 100, "alpha": 0.05, "family_size": 5, "measures": measures}))
+    return str(results)
+
+
+@pytest.mark.parametrize(
+    ("args", "spread", "deff"),
+    [
+        (["--measure", "length", "--effect", "1", "--sd", "3"], "sd of A - B 3;", "1.5"),
+        (["--measure", "refusal_rate", "--effect", "0.1", "--rate", "0.1"], f"sd of A - B {math.sqrt(0.18):.4g};", "1.5"),
+        (["--measure", "distinct_1", "--effect", "0.05", "--sd", "0.05"], "sd of A - B 0.05;", "1"),  # none recorded
+    ],
+)
+def test_plan_takes_the_spread_from_sd_or_rate_where_the_earlier_audit_has_none(tmp_path, args, spread, deff) -> None:  # noqa: ANN001
+    result = runner.invoke(app, ["plan", "--results", _tied_audit(tmp_path), *args])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert spread in text and "over 5 tests" in text and f"design effect {deff})" in text  # the rest from the results file
+    assert "earlier audit had 100 pairs" in text
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("length", "measure 'length' has no spread of its differences (every pair tied); give --sd"),
+        ("shifted", "has no spread of its differences (every pair's difference A - B the same); give --sd"),
+        ("refusal_rate", "(every pair tied); give --rate P (its expected rate on each side) or --sd"),
+        ("offense_rate", "measure 'offense_rate' has no spread of its differences (none recorded); give --rate P"),
+        ("distinct_1", "measure 'distinct_1' is a corpus measure (one value per side, no per-pair differences"),
+    ],
+)
+def test_plan_says_why_the_earlier_audit_gives_no_spread_by_the_kind_of_key(tmp_path, key: str, why: str) -> None:  # noqa: ANN001
+    result = runner.invoke(app, ["plan", "--results", _tied_audit(tmp_path), "--measure", key, "--effect", "0.05"])
+    assert result.exit_code == 2
+    text = " ".join(result.output.split())
+    assert why in text and "Traceback" not in text, text
+    assert key != "distinct_1" or "every pair tied" not in text

@@ -413,3 +413,44 @@ def test_a_training_corpus_fairtalk_augmented_is_refused_before_any_training(tmp
         fairtalk.reproduce_debias(
             out_dir=tmp_path / "out", quick=True, corpus=f"jsonl:{augmented}", eval_corpus="builtin:chitchat", n_pairs=5
         )
+
+
+def test_the_splits_hold_out_only_the_corpus_the_models_train_on(tmp_path) -> None:
+    own = tmp_path / "contexts.txt"
+    own.write_text("he went\n")
+    assert _reproduce._splits("builtin:chitchat", None) == ("train", "builtin:chitchat", "heldout")
+    assert _reproduce._splits("builtin:chitchat", "builtin:chitchat") == ("train", "builtin:chitchat", "heldout")
+    assert _reproduce._splits("builtin:chitchat", str(own)) == ("train", str(own), "all")  # contexts of its own: whole
+    assert _reproduce._splits(f"text:{own}", str(own)) == ("train", str(own), "heldout")  # the same file: split
+    assert _reproduce._splits(f"text:{own}", "builtin:chitchat") == ("all", "builtin:chitchat", "heldout")
+
+
+def test_an_evaluation_corpus_of_its_own_beside_chitchat_is_audited_whole(tmp_path, monkeypatch) -> None:
+    class Stop(Exception):
+        pass
+
+    read: list[int] = []
+
+    def pairs_seen(*args: object, **kwargs: object) -> object:
+        pairs, coverage = audit_pairs(*args, **kwargs)
+        read.append(coverage.n_read)
+        raise Stop
+
+    audit_pairs = _reproduce._audit_pairs
+    monkeypatch.setattr(_reproduce, "_audit_pairs", pairs_seen)
+    contexts = tmp_path / "e200.txt"
+    contexts.write_text("".join(f"he went home on day {i}\n" for i in range(200)))
+    with pytest.raises(Stop):
+        fairtalk.reproduce_debias(out_dir=tmp_path / "out", quick=True, eval_corpus=str(contexts))
+    assert read == [200]  # every context, not the 10% held out of a corpus no model trains on
+
+
+def test_cli_an_evaluation_corpus_too_small_says_so_without_advising_the_option_given(tmp_path) -> None:
+    contexts = tmp_path / "one.txt"
+    contexts.write_text("he went\n")
+    result = CliRunner().invoke(
+        app, ["reproduce", "debias", "--quick", "--eval-corpus", str(contexts), "-o", str(tmp_path / "o")]
+    )
+    assert result.exit_code == 2, result.output
+    assert f"error: {contexts} (all) gave 1 gender pair(s) (1 contexts read); need at least 2" in result.output
+    assert "--eval-corpus" not in result.output and "held out" not in result.output

@@ -46,7 +46,7 @@ def pairs(
         "pairs.jsonl",
         "-o",
         "--output",
-        help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). An existing file is replaced only when it is a pairs file fairtalk wrote; never an input. The summary always goes to stderr.",
+        help="Pairs JSONL to write (parent folders are created; '-' writes to stdout). An existing file is replaced only when it is a pairs file fairtalk wrote; never an input, nor a file inside another command's output folder. The summary always goes to stderr.",
     ),
     limit: int | None = typer.Option(
         None, "--limit", help="Keep a seeded uniform sample of N pairs (still reads the whole corpus)."
@@ -112,14 +112,17 @@ def pairs(
 def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: Mapping[str, object]) -> str | None:
     """Check, before any work, where the pairs and the check go; return the check's path (None: no check).
 
-    Neither may be an input, a device or a file fairtalk did not write (a pairs file, a check:
-    :func:`check_output_file`); a place the user did not name (the default ``-o``, the check
-    beside it) says so in its message.
+    Neither may be an input, a device, a file inside another command's output folder (an audit's
+    ``race/pairs.jsonl``: :func:`fairtalk.files.check_not_in_run`) or a file fairtalk did not
+    write (a pairs file, a check: :func:`check_output_file`); a place the user did not name (the
+    default ``-o``, the check beside it) says so in its message.
     """
+    from fairtalk.files import check_not_in_run
     from fairtalk.report import check_default_output, check_not_input, is_pairs_check, is_pairs_file
 
     if output != "-":
         check_not_input(output, inputs)
+        check_not_in_run(output, option="-o")
         if not was_given(ctx, "output"):
             check_default_output(output, ours=is_pairs_file, what="pairs file", option="-o")
         check_output_file(output, what="pairs file", ours=is_pairs_file, inputs=inputs)
@@ -128,6 +131,7 @@ def _check_outputs(ctx: typer.Context, output: str, check: str | None, inputs: M
     check_path = check if check is not None else str(Path(output).parent / PAIRS_CHECK_FILE)
     check_inputs = {**inputs, "-o": None if output == "-" else output}
     check_not_input(check_path, check_inputs, option="--check")
+    check_not_in_run(check_path, option="--check")
     if check is None:
         check_default_output(check_path, ours=is_pairs_check, what="validity check", option="--check")
     check_output_file(check_path, option="--check", what="validity check", ours=is_pairs_check, inputs=check_inputs)

@@ -50,7 +50,12 @@ _MSG_NO_PILOT_MEASURES = (
     "audit that scored its measures, or leave --results out to plan from the bare audit's spreads"
 )
 _MSG_NO_MEASURE = "{path} has no measure {name!r}; it has: {names}"
-_MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences (every pair tied); give --sd"
+_MSG_NO_SD = "{path}: measure {name!r} has no spread of its differences ({why}); give {give}"
+_MSG_NO_SD_CORPUS = (
+    "{path}: measure {name!r} is a corpus measure (one value per side, no per-pair differences to spread); give --sd"
+)
+_NO_SD_WHY = {"tied": "every pair tied", "constant": "every pair's difference A - B the same", None: "none recorded"}
+_NO_SD_GIVE = {"rate": "--rate P (its expected rate on each side) or --sd", None: "--sd"}
 _MSG_RATE = "--rate must be in (0, 1), got {rate!r}"
 _MSG_RATE_EFFECT = (
     "--effect for {name!r}, a rate, is a difference of shares of responses and must be in (0, 1] (0.05 = 5 pp), got {effect!r}"
@@ -1404,14 +1409,11 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
     if measure not in rows:
         fail(_MSG_NO_MEASURE.format(path=path, name=measure, names=", ".join(sorted(rows)) or "none"))
     row = rows[measure]
-    if not row.get("sd_difference"):
-        fail(_MSG_NO_SD.format(path=path, name=measure))
     n_pairs = int(data.get("n_pairs") or 0) or None
     n_clusters = data.get("n_clusters")
     clustered = isinstance(n_clusters, int) and not isinstance(n_clusters, bool) and n_clusters > 0
     manifest = data.get("manifest")
     known: dict[str, Any] = {
-        "sd": float(row["sd_difference"]),
         "deff": float(row.get("design_effect") or 1.0),
         "tests": int(data.get("family_size") or 1),
         "n_pairs": data.get("n_pairs"),
@@ -1421,12 +1423,28 @@ def _from_results(path: str, measure: str) -> dict[str, Any]:
         "clustered": clustered,
         "binary_test": manifest.get("binary_test") if isinstance(manifest, dict) else None,
     }
-    if row.get("kind") == "rate":
+    spread = row.get("sd_difference")
+    if isinstance(spread, int | float) and not isinstance(spread, bool) and spread > 0:
+        known["sd"] = float(spread)
+    else:  # --sd or --rate may give it; else plan says why the run has none (see _detect_spread)
+        known["no_sd"] = _no_spread(path, measure, row)
+    if row.get("kind") == "rate" and "sd" in known:
         known["discordance"] = _discordance(known["sd"], n_pairs, row.get("a"), row.get("b"))
     if clustered and n_pairs and isinstance(n_clusters, int):
         known["per_unit"] = max(1.0, n_pairs / n_clusters)
         known["sizes"] = _dialogue_sizes(data.get("corpus_dialogue_sizes"))
     return known
+
+
+def _no_spread(path: str, measure: str, row: Mapping[str, Any]) -> str:
+    """Why an earlier audit's row gives no spread to plan from, and what to give instead, by the kind of key."""
+    kind = row.get("kind")
+    if kind == "corpus":
+        return _MSG_NO_SD_CORPUS.format(path=path, name=measure)
+    spread = row.get("sd_difference")
+    why = None if spread is None else "tied" if row.get("difference") == 0 else "constant"
+    give = _NO_SD_GIVE["rate" if kind == "rate" else None]
+    return _MSG_NO_SD.format(path=path, name=measure, why=_NO_SD_WHY[why], give=give)
 
 
 def _check_size(flag: str, value: float) -> None:
@@ -1762,7 +1780,7 @@ def _detect_spread(measure: str, results: str | None, sd: float | None, rate: fl
         known["sd"] = math.sqrt(2 * rate * (1 - rate))
         known.pop("discordance", None)
     if "sd" not in known:
-        fail(_MSG_NO_SPREAD)
+        fail(known.get("no_sd", _MSG_NO_SPREAD))
     return known, kind if kind is not None else _kinds().get(measure, "count")
 
 

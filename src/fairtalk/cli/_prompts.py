@@ -550,10 +550,13 @@ def regard_train(
 ) -> None:
     """Train a regard classifier (TF-IDF + VADER, sentence embeddings, or a fine-tuned encoder); use it with --regard path:DIR."""
     from fairtalk.cli._output import progress_bars
+    from fairtalk.files import check_folder_kind, check_not_in_run
     from fairtalk.measures import train_regard
     from fairtalk.report import check_output_folder
 
     check_output_folder(output, {"--data": data})  # before the training: no root, home or folder holding the data
+    check_not_in_run(output, option="-o")  # nor one inside another command's outputs (an audit's axis folder)
+    check_folder_kind(output, "checkpoint", option="-o", writes="regard train writes its model into")  # nor one itself
     start = time.perf_counter()
     with progress_bars() as progress:
         report = train_regard(

@@ -93,11 +93,14 @@ def _splits(corpus: str, eval_corpus: str | None) -> tuple[str, str, str]:
 
     The models never train on the audited contexts: a corpus that is also the evaluation corpus
     (by default, or the same file) is split, ``builtin:chitchat`` by its own split and a file by
-    :func:`~fairtalk.corpora.split_corpus`; a corpus with an evaluation corpus of its own is trained on whole.
+    :func:`~fairtalk.corpora.split_corpus`; a file with an evaluation corpus of its own is trained on whole.
+    ``builtin:chitchat`` always trains on its ``train`` split and is always audited on its ``heldout``
+    one; any other evaluation corpus of its own (not the training corpus) is audited whole.
     """
     evaluated = corpus if eval_corpus is None else eval_corpus
-    split = corpus in _SPLIT_CORPORA or _same_corpus(corpus, evaluated)
-    return ("train" if split else "all"), evaluated, ("heldout" if split or evaluated in _SPLIT_CORPORA else "all")
+    same = _same_corpus(corpus, evaluated)
+    training = "train" if same or corpus in _SPLIT_CORPORA else "all"
+    return training, evaluated, ("heldout" if same or evaluated in _SPLIT_CORPORA else "all")
 
 
 def _same_corpus(corpus: str, other: str) -> bool:
@@ -283,7 +286,8 @@ def reproduce_debias(
     cache_dir : path, optional
         Checkpoints and the run store (default ``out_dir/cache``).
     n_pairs : int, optional
-        Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every held-out pair).
+        Pairs audited (default :data:`QUICK_N_PAIRS` in quick mode, else every pair of what the audit
+        reads: the evaluation corpus, or its held-out split, see ``eval_corpus``).
     corpus : str
         Training dialogues (its ``train`` split when it is also the evaluation corpus, see ``eval_corpus``).
     eval_corpus : str, optional
@@ -291,7 +295,8 @@ def reproduce_debias(
         default, or the same file), the audit reads its ``heldout`` split and the models train on
         its ``train`` split: ``builtin:chitchat``'s own, a file's by
         :func:`~fairtalk.corpora.split_corpus` (:data:`~fairtalk.corpora.HELDOUT_PERCENT` percent of its
-        dialogues held out). Another corpus is read whole, and the models train on all of ``corpus``.
+        dialogues held out). Another corpus is read whole (``builtin:chitchat``: its ``heldout`` split),
+        and the models train on all of ``corpus`` (``builtin:chitchat``: its ``train`` split).
     train_config : TrainConfig, optional
         The base configuration (a seq2seq one); its ``debias`` is set per model. Overrides ``quick``,
         ``corpus``, ``axis`` and ``seed`` for training.

@@ -15,6 +15,9 @@ pairs (its ``results.json`` lists them). A marker that cannot be read vouches fo
 than deletes. The run store (``store.sqlite`` and its ``-wal``/``-shm``) and fairtalk's hidden
 staging and trash folders are never part of a swap, so they are never checked here.
 
+:func:`check_not_in_run` refuses, before any work, an output that lies inside another command's
+output folder (one a marker marks): a file there would no longer be what that command wrote.
+
 :func:`check_place` refuses, before any work, an output folder that is the file system's root,
 the home folder or a folder holding it, or one that is or holds an input of the run; and
 :func:`check_output_name` an output path given empty, as ``-`` or with a quoted ``~``, which
@@ -36,6 +39,7 @@ __all__ = [
     "FOLDER_KINDS",
     "WRITTEN",
     "check_folder_kind",
+    "check_not_in_run",
     "check_output_name",
     "check_owned",
     "check_place",
@@ -85,6 +89,16 @@ FOLDER_KINDS: Mapping[str, tuple[str, str]] = {
 #: score's, an audit result, has no kind: so the two, which write the same file names, are told apart.
 _COMPARISON_KIND, _REPORT_RESULTS = "model comparison", "results.json"
 _MSG_OTHER_KIND = "{option} holds {other}; {writes} a folder of its own: give a new or empty one"
+_MSG_IN_RUN = (
+    "{option} lies inside {folder}, {what}, the output folder of another fairtalk command: this command never writes "
+    "into it (its files would no longer be what that command wrote); give a path outside it"
+)
+_SOME_OUTPUTS = "a folder of fairtalk's outputs ({marker})"
+_MSG_OTHER_MARKER = (
+    "the marker of another fairtalk command's outputs ({listed}), written into this folder, and this run would "
+    "replace it; move that folder's files, or write the output elsewhere"
+)
+_N_LISTED = 4
 
 
 def present(path: Path) -> bool:
@@ -262,10 +276,45 @@ def check_folder_kind(folder: str | os.PathLike[str], kind: str | None, *, optio
     path = Path(folder)
     if not path.is_dir():
         return
-    owned = written_files(path)
-    for name, (signature, what) in FOLDER_KINDS.items():
-        if name != kind and signature in owned and present(path / signature) and _of_kind(path, name, owned):
+    for name, what in _kinds(path, written_files(path)):
+        if name != kind:
             raise OutputError(_MSG_OTHER_KIND.format(option=option, other=what, writes=writes), path=str(path))
+
+
+def _kinds(folder: Path, owned: frozenset[str]) -> Iterator[tuple[str, str]]:
+    """The kinds of fairtalk output (:data:`FOLDER_KINDS`: name, what it is) whose top file fairtalk wrote in ``folder``."""
+    for name, (signature, what) in FOLDER_KINDS.items():
+        if signature in owned and present(folder / signature) and _of_kind(folder, name, owned):
+            yield name, what
+
+
+def check_not_in_run(path: str | os.PathLike[str], *, option: str) -> None:
+    """Raise OutputError when ``path`` lies inside the output folder of a fairtalk command (one its marker marks).
+
+    A folder above ``path`` that holds :data:`WRITTEN` (even one that cannot be read), or that
+    fairtalk before the marker wrote (:func:`written_files`), is another command's: an audit's
+    ``race/pairs.jsonl`` replaced by ``fairtalk pairs`` would no longer be the pairs its
+    results.json and report describe. ``path`` itself is not looked at (a folder output's own
+    earlier marker is the caller's to check). The error names the folder and what it holds.
+    """
+    target = Path(os.path.abspath(path))
+    try:
+        target = target.parent.resolve() / target.name  # the file's own link is not followed: it is what is replaced
+    except (OSError, RuntimeError):  # a loop of links: the path as given
+        pass
+    for folder in target.parents:
+        owned = written_files(folder)
+        if not owned and not present(folder / WRITTEN):
+            continue
+        what = next((text for _, text in _kinds(folder, owned)), _SOME_OUTPUTS.format(marker=WRITTEN))
+        shown = _shown(folder)
+        raise OutputError(_MSG_IN_RUN.format(option=option, folder=shown, what=what), path=os.fspath(path))
+
+
+def _shown(folder: Path) -> str:
+    """``folder`` relative to the working folder when it lies inside it (as a user gives it), else whole."""
+    here = _resolved(".")
+    return folder.relative_to(here).as_posix() if folder != here and folder.is_relative_to(here) else str(folder)
 
 
 def _of_kind(folder: Path, kind: str, owned: frozenset[str]) -> bool:
@@ -317,13 +366,24 @@ def check_owned(folder: str | os.PathLike[str], entries: Iterable[str]) -> froze
                 if (base / rel).is_dir() and not (base / rel).is_symlink():
                     first_folder = first_folder or rel
                 else:
-                    raise OutputError(_MSG_NOT_WRITTEN, path=str(base / rel))
+                    raise OutputError(_other_marker(base / rel) or _MSG_NOT_WRITTEN, path=str(base / rel))
         except OSError as exc:
             where = exc.filename if isinstance(exc.filename, str) else str(path)
             raise OutputError(_MSG_UNREADABLE.format(reason=exc.strerror or exc), path=where) from exc
         if first_folder is not None:
             raise OutputError(_MSG_NOT_WRITTEN, path=str(base / first_folder))
     return owned
+
+
+def _other_marker(path: Path) -> str | None:
+    """What a marker below an output folder is (another command wrote into a folder of this one's), or None if it is none."""
+    if path.name != WRITTEN:
+        return None
+    listed = sorted(written_files(path.parent))
+    if not listed:  # not fairtalk's marker (or one that lists nothing): the user's file of that name
+        return None
+    names = ", ".join(listed[:_N_LISTED]) + (f" and {len(listed) - _N_LISTED} more" if len(listed) > _N_LISTED else "")
+    return _MSG_OTHER_MARKER.format(listed=f"it lists {names}")
 
 
 def mark_written(staging: Path, target: Path, replaced: Iterable[str]) -> None:
