@@ -122,3 +122,15 @@ def test_check_not_in_run_names_a_folder_whose_marker_cannot_be_read(tmp_path: P
         check_not_in_run(marked / "deep" / "pairs.jsonl", option="-o")
     check_not_in_run(marked, option="-o")  # the folder itself: its own earlier output is the caller's to check
     check_not_in_run(tmp_path / "elsewhere" / "pairs.jsonl", option="-o")
+
+
+def test_respond_refuses_to_write_its_responses_into_another_runs_folder(audited: tuple[Path, Path]) -> None:
+    out, _ = audited
+    before = _digests(out)
+    target = out / "gender" / "responses.jsonl"
+    pairs = out / "gender" / "pairs.jsonl"
+    result = runner.invoke(app, ["respond", "--pairs", str(pairs), "--model", "builtin:echo", "-o", str(target)])
+    assert result.exit_code == 2
+    said = _said(result.output)
+    assert said.startswith(f"error: {target}: -o {IN_AUDIT.format(folder=out)}"), said
+    assert _digests(out) == before  # the audit's responses are what its results describe

@@ -64,7 +64,10 @@ def debias(
         "fairtalk-debias", "-o", "--output", help="Folder for table7.md/.csv, results.json and one report folder per model."
     ),
     n_pairs: int | None = typer.Option(
-        None, "--pairs", help="Pairs to audit (default: 1000 with --quick, else every held-out pair)."
+        None,
+        "--pairs",
+        help="Pairs to audit (default: 1000 with --quick, else every pair of the evaluation corpus: "
+        "chitchat's held-out split, or all of --eval-corpus).",
     ),
     corpus: str = typer.Option(
         "builtin:chitchat",

@@ -317,6 +317,7 @@ def _respond(
     """The body of `respond`; ``document`` is the real stdout for ``-o -`` (None otherwise)."""
     import fairtalk
     from fairtalk.cli._output import loading_model, progress_bars
+    from fairtalk.files import check_not_in_run
     from fairtalk.pairs import PairColumn
     from fairtalk.report import check_default_output, check_not_input, is_responses_file
     from fairtalk.store import is_run_store
@@ -327,6 +328,7 @@ def _respond(
         check_options(ctx, "max_errors", "batch_size", "max_consecutive_failures")  # in audit's words
         if document is None:
             check_not_input(output, {"--pairs": pairs, "--store": store})
+            check_not_in_run(output, option="-o")  # an audit's race/responses.jsonl is that run's, not this one's
             if not was_given(ctx, "output"):  # a place the user did not name: only fairtalk's file
                 check_default_output(output, ours=is_responses_file, what="responses file", option="-o")
             # before any work: an input, a device, the user's file, a folder or an unwritable place fails now
