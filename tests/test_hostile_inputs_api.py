@@ -85,6 +85,14 @@ def test_a_yaml_stop_of_null_is_an_error_naming_the_file(tmp_path: Path, monkeyp
 # 2. SpecError given a name that is not a str
 
 
+def test_a_spec_error_given_a_name_with_no_choices_adds_no_type_note() -> None:
+    """A str ``given`` with nothing to match against is what was expected: no "(got type str, expected a str)"."""
+    assert str(SpecError("axis religion is multi-way", given="religion")) == "axis religion is multi-way"
+    with pytest.raises(SpecError) as caught:
+        fairtalk.load_lexicon("religion")
+    assert str(caught.value).endswith("an audit of religion runs christian against each"), caught.value
+
+
 def test_a_spec_error_given_a_number_says_its_type_instead_of_looking_for_a_close_match() -> None:
     error = SpecError("unknown measure 5", choices=("diversity", "offense"), given=5)
     assert str(error) == "unknown measure 5 (got type int, expected a str) (choose from: diversity, offense)"

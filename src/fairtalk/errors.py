@@ -81,8 +81,8 @@ class SpecError(FairtalkError):
         self.choices = tuple(sorted(choices))
         self.given = given
         text = message
-        if isinstance(given, str) and self.choices:
-            close = get_close_matches(given, self.choices, n=1)
+        if isinstance(given, str):
+            close = get_close_matches(given, self.choices, n=1) if self.choices else []
             if close:
                 text += f"; did you mean {close[0]!r}?"
         elif given is not None:  # a number or a list where a name was expected: say so (no close match to look for)
