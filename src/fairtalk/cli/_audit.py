@@ -184,10 +184,14 @@ def _takes_system_prompt(config: AuditConfig) -> bool:
     ``replay:`` refuse it (``unknown option 'system_prompt' for python:bot.py:reply``).
     """
     from fairtalk.errors import SpecError
-    from fairtalk.models import check_model_spec, parse_model_spec
+    from fairtalk.models import check_model_spec, model_prefixes, parse_model_spec
 
     model = config.model
-    if not isinstance(model, str) or _SYSTEM_PROMPT in config.model_args or _SYSTEM_PROMPT in parse_model_spec(model).options:
+    if (
+        not isinstance(model, str)
+        or _SYSTEM_PROMPT in config.model_args
+        or _SYSTEM_PROMPT in parse_model_spec(model, prefixes=model_prefixes()).options
+    ):
         return False
     try:
         check_model_spec(model, **{**config.model_args, _SYSTEM_PROMPT: "a system prompt"})

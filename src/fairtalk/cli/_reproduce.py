@@ -66,8 +66,8 @@ def debias(
     n_pairs: int | None = typer.Option(
         None,
         "--pairs",
-        help="Pairs to audit (default: 1000 with --quick, else every pair of the evaluation corpus: "
-        "chitchat's held-out split, or all of --eval-corpus).",
+        help="Pairs to audit (default: 1000 with --quick, else every evaluation pair). "
+        "The evaluation pairs are chitchat's held-out split, or all of --eval-corpus.",
     ),
     corpus: str = typer.Option(
         "builtin:chitchat",

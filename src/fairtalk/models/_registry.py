@@ -131,7 +131,7 @@ def load_responder(spec: str, **options: Any) -> Responder:
     ...     model.respond(["hello there"], DecodingSettings(), seeds=[0])
     ['there hello']
     """
-    parsed = parse_model_spec(spec)
+    parsed = parse_model_spec(spec, prefixes=model_prefixes())
     factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=_public_name(parsed.name)))
     given = merge_spec_options(parsed, options)
     responder: object
@@ -164,7 +164,7 @@ def check_model_spec(spec: str, **options: Any) -> None:
     """
     from fairtalk.models.python._loading import check_target
 
-    parsed = parse_model_spec(spec)
+    parsed = parse_model_spec(spec, prefixes=model_prefixes())
     factory = MODELS.get(parsed.prefix, message=_MSG_UNKNOWN_PREFIX.format(prefix=parsed.prefix, spec=_public_name(parsed.name)))
     given = merge_spec_options(parsed, options)
     if isinstance(factory, type) and issubclass(factory, ModelFactory):
@@ -243,7 +243,7 @@ def completion_options(spec: str, given: Mapping[str, str] | None = None) -> dic
     >>> completion_options("hf:gpt2"), completion_options("openai:http://h/v1#m"), completion_options("builtin:echo")
     ({'chat_template': 'never'}, {'mode': 'completion'}, {})
     """
-    parsed = parse_model_spec(spec)
+    parsed = parse_model_spec(spec, prefixes=model_prefixes())
     chosen = {**dict(parsed.options), **dict(given or {})}
     wanted: dict[str, str] = {}
     if parsed.prefix in ("hf", "vllm") or (parsed.prefix == "builtin" and parsed.target == "smollm2"):

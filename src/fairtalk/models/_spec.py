@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, TypeVar
@@ -31,7 +31,7 @@ __all__ = ["ModelSpec", "build_options", "option_names", "parse_model_args", "pa
 
 T = TypeVar("T")
 
-_MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2, with PREFIX one of: {prefixes}){hint}"
+_MSG_NO_PREFIX = "malformed model spec {spec!r} (expected PREFIX:VALUE, e.g. hf:gpt2{prefixes}){hint}"
 #: Added to :data:`_MSG_NO_PREFIX` when the spec names a Python file without ``python:`` (``mybot.py:reply``).
 _HINT_PYTHON = "; did you mean {spec!r}? (a Python function is python:FILE.py:FUNCTION)"
 _MSG_QUERY = "malformed options {query!r} in model spec {spec!r} (expected ?key=value&key=value{hint})"
@@ -91,10 +91,8 @@ def _malformed(spec: str, query: str) -> SpecError:
     return SpecError(_MSG_QUERY.format(query=hide_credentials("?" + query)[1:], spec=hide_credentials(spec), hint=hint))
 
 
-def _no_prefix(spec: object) -> SpecError:
-    """The error for a spec with no ``PREFIX:``: the prefixes, and ``python:`` for a Python file given without it."""
-    from fairtalk.models._registry import model_prefixes  # the registry parses specs with this module
-
+def _no_prefix(spec: object, prefixes: Sequence[str]) -> SpecError:
+    """The error for a spec with no ``PREFIX:``: the ``prefixes``, and ``python:`` for a Python file given without it."""
     hint = ""
     if isinstance(spec, str):
         spec = hide_credentials(spec)
@@ -102,16 +100,21 @@ def _no_prefix(spec: object) -> SpecError:
         file, _, function = path.partition(":")
         if file.endswith(".py") and (not function or function.isidentifier()):
             hint = _HINT_PYTHON.format(spec=f"python:{file}:{function or 'FUNCTION'}{query}{options}")
-    return SpecError(_MSG_NO_PREFIX.format(spec=spec, prefixes=", ".join(model_prefixes()), hint=hint))
+    listed = f", with PREFIX one of: {', '.join(prefixes)}" if prefixes else ""
+    return SpecError(_MSG_NO_PREFIX.format(spec=spec, prefixes=listed, hint=hint))
 
 
-def parse_model_spec(spec: str) -> ModelSpec:
-    """Split a spec into prefix, target and its ``?key=value`` options (SpecError when malformed)."""
+def parse_model_spec(spec: str, *, prefixes: Sequence[str] = ()) -> ModelSpec:
+    """Split a spec into prefix, target and its ``?key=value`` options (SpecError when malformed).
+
+    ``prefixes``: the registered ones, which the error for a spec with no prefix lists (the
+    registry gives them: it parses specs with this module).
+    """
     if not isinstance(spec, str):
-        raise _no_prefix(spec)
+        raise _no_prefix(spec, prefixes)
     prefix, sep, rest = spec.partition(":")
     if not sep or not prefix or not prefix.isidentifier():
-        raise _no_prefix(spec)
+        raise _no_prefix(spec, prefixes)
     target, qsep, query = rest.partition("?")
     if not qsep:
         return ModelSpec(prefix, target)
