@@ -314,3 +314,10 @@ def test_every_model_option_s_short_help_names_the_kinds_of_spec() -> None:
     assert {("audit",), ("respond",), ("similarity",), ("prompts", "generate")} <= set(seen), seen
     declared_once = {short_help(_declared(command)["--model"]) for path, command in COMMANDS if path in seen}
     assert len(declared_once) == 1, declared_once
+
+
+def test_the_baseline_model_option_points_at_the_spec_kinds() -> None:
+    """`--baseline-model` is a model spec too: its short help says so and names the common kinds."""
+    command = dict(COMMANDS)[("audit",)]
+    short = short_help(_declared(command)["--baseline-model"])
+    assert "a spec as for --model" in short and all(kind in short for kind in ("python:", "openai:", "hf:")), short

@@ -347,3 +347,14 @@ def test_the_index_and_the_terminal_write_counts_with_thousands_separators() -> 
     assert '<td class="num">1,470</td>' in page and "2,940 generated" in page
     title = str(rich_table(result).title)
     assert title.endswith("1,470 pairs, 1,234 dialogues"), title
+
+
+def test_report_md_and_html_headers_write_counts_with_thousands_separators() -> None:
+    """report.md and report.html said "1470 pairs" and "1234 dialogues among the 1470 pairs" beside "1,470 pairs taken"."""
+    result = dataclasses.replace(build_result(hostile=False), n_pairs=1470, n_clusters=1234)
+    markdown = render_markdown(result)
+    assert "1,470 pairs · α = " in markdown and "- 1,234 dialogues among the 1,470 pairs:" in markdown
+    assert "1470 pairs" not in markdown
+    page = render_html(result)
+    assert "1,470 pairs from 1,234 dialogues" in page and "1,234 dialogues among the 1,470 pairs:" in page
+    assert "1470 pairs" not in page

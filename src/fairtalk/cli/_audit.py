@@ -293,7 +293,8 @@ def audit(  # noqa: C901, PLR0915
     baseline_model: str | None = typer.Option(
         None,
         "--baseline-model",
-        help="Also audit this model on the same pairs, and compare --model with it. The baseline's audit goes into "
+        help="Also audit this model (a spec as for --model: python:, openai:, hf:, ...) on the same pairs, and compare "
+        "--model with it. The baseline's audit goes into "
         "OUTPUT/baseline (one store for both) and the comparison into OUTPUT/comparison, as `fairtalk compare "
         "OUTPUT/baseline OUTPUT` does.",
     ),

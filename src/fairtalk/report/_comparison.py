@@ -137,7 +137,7 @@ def render_comparison_markdown(comparison: DebiasComparison) -> str:
         f"# Debiasing the {architecture} model: {md_escape(comparison.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
         "",
         (
-            f"{comparison.n_pairs} pairs from {md_escape(comparison.eval_corpus)} ({md_escape(comparison.eval_split)}) · "
+            f"{comparison.n_pairs:,} pairs from {md_escape(comparison.eval_corpus)} ({md_escape(comparison.eval_split)}) · "
             f"the same pairs for every model · seed {comparison.seed} · {md_escape(comparison.mode)} mode"
         ),
         "",

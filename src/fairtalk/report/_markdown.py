@@ -99,7 +99,7 @@ def render_markdown(
         f"# {report_title(result)}: {md_escape(result.axis)} ({md_escape(group_a)} vs {md_escape(group_b)})",
         "",
         *((f"[← {md_escape(_name(index))}]({index}): every axis of this run", "") if index else ()),
-        f"{result.n_pairs} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
+        f"{result.n_pairs:,} pairs · α = {result.alpha:g} · correction: {correction_name(result)}",
         "",
         *((f"decoding {md_escape(decoding)}", "") if (decoding := result_decoding(result)) else ()),
         *((md_escape(run_line), "") if (run_line := result_header(result, run_config)) else ()),
@@ -173,7 +173,7 @@ def _table_notes(result: AuditResult, rows: list[TableRow], *, has_masked: bool)
         lines.append(f"- {md_escape(disagree)}.")
     if result.n_clusters is not None:
         lines.append(
-            f"- {result.n_clusters} dialogues among the {result.n_pairs} pairs: tests and intervals treat "
+            f"- {result.n_clusters:,} dialogues among the {result.n_pairs:,} pairs: tests and intervals treat "
             "each dialogue, not each pair, as one independent unit."
         )
     if any(not row.primary for row in rows):

@@ -441,9 +441,9 @@ def render_model_comparison_markdown(
             f"## {md_escape(axis.axis)} ({md_escape(axis.groups[0])} vs {md_escape(axis.groups[1])})",
             "",
             (
-                f"{axis.n_pairs} pairs both runs answered"
-                + (f", from {axis.n_clusters} dialogues" if axis.n_clusters else "")
-                + (f"; {axis.n_identical_answers} answered identically by both models" if axis.n_identical_answers else "")
+                f"{axis.n_pairs:,} pairs both runs answered"
+                + (f", from {axis.n_clusters:,} dialogues" if axis.n_clusters else "")
+                + (f"; {axis.n_identical_answers:,} answered identically by both models" if axis.n_identical_answers else "")
             )
             if paired
             else _INDEPENDENT_AXIS,
