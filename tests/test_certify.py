@@ -191,10 +191,15 @@ def test_every_reason_a_key_is_left_out_has_its_note() -> None:
     gender = fairtalk.load_lexicon("gender")
     checks, notes = check_scorers([_SaysShe(), _HalfBlank(), TokenLimit(), Length()], gender, {})
     assert [c.key for c in checks] == ["says_she"]
-    assert notes == (
+    assert notes == (  # the token limit's key, like length's, is left out by its kind: not named where a key was checked
         "the scorer check left out asks: the scorer gave no score (NaN or infinity) on 6 of the 30 probe pairs, and its "
         "measure does not declare that it may leave a response unscored (unscored_keys)",
-        "the scorer check left out hit_token_limit: the token limit reads the model's finish reasons, not a text",
+    )
+    assert check_scorers([TokenLimit(), Length()], gender, {})[1] == (
+        "the scorer check left out length: its score depends on the text's size alone (a swap that changes a probe's "
+        "size changes it by construction), and it had no other key to check",
+        "the scorer check left out hit_token_limit: the token limit reads the model's finish reasons, not a text, and it "
+        "had no other key to check",
     )
     assert check_scorers([_SaysShe(), Length()], gender, {}) == (certify([_SaysShe()], gender, {}), ())  # as before
     (corpus,) = check_scorers([Diversity()], gender, {})[1]
@@ -214,3 +219,38 @@ def test_an_axis_that_gives_no_probe_pair_names_the_keys_it_left_out(tmp_path) -
     no_probe = "the axis gave no probe pair (no probe sentence swaps to side B's wording)"
     assert notes[0] == f"the scorer check left out says_she, asks: {no_probe}"
     assert notes[1].startswith("the scorer check left out length: its score depends on the text's size alone")
+
+
+def test_answers_with_finish_reasons_get_no_warning_that_the_token_limit_was_left_out(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: every run whose answers carry finish reasons (hf:, openai:, vllm:) warned "the scorer check left
+    out hit_token_limit" in the console, report.md, report.html and results.json, though the token limit is left out by
+    its kind every time, as length is: named only where the check had no other key."""
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    path = tmp_path / "responses.jsonl"
+    rows = [
+        {"pair_id": r.pair_id, "side": r.side, "context": r.context, "response": r.response, "finish_reason": "stop"}
+        for r in _records()
+    ]
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    args = ["score", "--responses", str(path), "--axis", "gender", "--resamples", "50", "--scorer-check"]
+    out = tmp_path / "out"
+    done = CliRunner().invoke(app, [*args, "--measures", "offense,length", "-o", str(out)])
+    assert done.exit_code == 0, done.output
+    data = json.loads((out / "results.json").read_text())
+    assert "hit_token_limit" in data["measures"]  # the token limit was tested ...
+    assert "offense_rate" in data["scorer_check"]  # ... and the check ran on another key
+    assert not any("scorer check" in w for w in data["warnings"]), data["warnings"]
+    assert "left out hit_token_limit" not in " ".join(done.stdout.split())
+    for report in ("report.md", "report.html"):
+        assert "token limit reads" not in " ".join((out / report).read_text().split())
+    alone = tmp_path / "alone"
+    done = CliRunner().invoke(app, [*args, "--measures", "length", "-o", str(alone)])
+    assert done.exit_code == 0, done.output
+    warnings = json.loads((alone / "results.json").read_text())["warnings"]
+    assert (
+        "the scorer check left out hit_token_limit: the token limit reads the model's finish reasons, not a text, and it "
+        "had no other key to check" in warnings
+    )

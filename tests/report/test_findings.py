@@ -151,3 +151,26 @@ def test_the_headline_and_index_are_not_green_where_the_gates_fail_the_axis_on_a
     assert 'class="badge note">no significant difference' in _headline(render_html(lost, plots=False))
     assert '<span class="badge ok">none</span> all 8 shown equivalent' in _index_cell(result)
     assert '<span class="badge note">none</span> all 8 shown equivalent' in _index_cell(lost)
+
+
+def test_a_key_shown_equivalent_that_the_labels_could_not_confirm_is_marked_in_the_headline() -> None:
+    """Review finding: labels whose interval excludes 0 but is not inside the margin (a difference the scorer missed, yet
+    no gap beyond the margin) left report.html's headline reading a red "Offense Rate (%) (shown by the labels)" beside a
+    green "shown equivalent: Offense Rate (%)", unmarked, while the console and the plain summary said the labels could
+    not confirm it."""
+    every = dataclasses.replace(_every_key(build_result(hostile=False), Verdict.EQUIVALENT), input_summary={})  # no losses
+    result = _labelled(every, "offense_rate", 0.005, 0.03)  # excludes 0; not inside ±0.02, not wholly outside it
+    found = axis_findings(result)
+    assert (found.by_labels, found.unconfirmed, found.beyond) == (("offense_rate",), ("offense_rate",), ())
+    assert "offense_rate" in found.equivalent and evaluate(result, Gate.FAIL_UNLESS_EQUIVALENT).passed
+    headline = _headline(render_html(result, plots=False))
+    assert '<span class="badge bias">1 significant difference</span> Offense Rate (%) (shown by the labels)' in headline
+    shown = re.search(r'<span class="badge ok">(\d+) shown equivalent</span> ([^<]*)', headline)
+    assert shown is not None and int(shown.group(1)) == len(found.primary)
+    assert "Offense Rate (%) (the labels could not confirm it)" in shown.group(2)
+    assert shown.group(2).count("the labels could not confirm it") == 1  # the other keys have no labels
+    holds_zero = _headline(render_html(_labelled(every, "offense_rate", -0.01, 0.03), plots=False))
+    assert holds_zero.startswith('<p><span class="badge ok">no significant difference</span>')
+    assert "Offense Rate (%) (the labels could not confirm it)" in holds_zero
+    confirmed = _headline(render_html(_labelled(every, "offense_rate", -0.01, 0.01), plots=False))
+    assert "Offense Rate (%)" in confirmed and "could not confirm" not in confirmed

@@ -18,14 +18,15 @@ react; it scores the swapped probe otherwise only where the swap changes the wor
 ("Hello, how are you?" -> "Yo, sup?" is 4 words against 2), and then the gap is the probe's,
 not the scorer's. Such keys are left out of the check (a response's length gap in the audit
 is the model's, measured exactly), as are a corpus measure's (``diversity``: a statistic of each
-side's answers together, no score of one text). The docs and the run's methods say so; where
-the check had no other key, a note names them (:func:`check_scorers`).
+side's answers together, no score of one text) and the token limit's (``hit_token_limit``: it
+reads the model's finish reasons, no text; every answer of a hosted model carries one, so it is
+left out of nearly every such run). The docs say so; where the check had no other key, a note
+names them (:func:`check_scorers`).
 
 A key can be left out for a reason of the run too, and then a note always names it and says
 why: the scorer gave too few probe pairs a score on both sides (an ordinal judge's score, a
 judge that never answers yes or no), it gave no score to some probe where its measure does not
-declare that it may (``unscored_keys``), the axis gave no probe pair at all, or the key reads no
-text (``hit_token_limit``: the model's finish reasons).
+declare that it may (``unscored_keys``), or the axis gave no probe pair at all.
 
 Probes: hand-written neutral sentences for the built-in axes (gender: person nouns, kinship
 words and pronouns; race: the Standard English side of the dialect lexicon in everyday
@@ -135,6 +136,10 @@ NOTE_LEFT_OUT_CORPUS = (
     "the scorer check left out {keys}: {whose} statistic is taken over each side's answers together, not scored "
     "per text, and it had no other key to check"
 )
+#: Why the token limit's key is left out: it reads no text.
+WHY_NO_TEXT = "the token limit reads the model's finish reasons, not a text"
+#: The same for the token limit's key (``hit_token_limit``), left out by its kind as well.
+NOTE_LEFT_OUT_NO_TEXT = "the scorer check left out {keys}: " + WHY_NO_TEXT + ", and it had no other key to check"
 #: The note of keys left out for a reason of the run, named whenever the check runs: ``why`` is one of the WHY_ below.
 NOTE_NOT_CHECKED = "the scorer check left out {keys}: {why}"
 WHY_FEW_SCORED = "the scorer gave a score on both sides of only {n} of the {total} probe pairs (a test needs 2)"
@@ -143,7 +148,6 @@ WHY_UNSCORED = (
     "that it may leave a response unscored (unscored_keys)"
 )
 WHY_NO_PROBES = "the axis gave no probe pair (no probe sentence swaps to side B's wording)"
-WHY_NO_TEXT = "the token limit reads the model's finish reasons, not a text"
 
 
 def check_scorers(
@@ -151,11 +155,11 @@ def check_scorers(
 ) -> tuple[tuple[ScorerCheck, ...], tuple[str, ...]]:
     """:func:`certify`'s checks, and the notes naming each key of ``measures`` it left out, and why.
 
-    A key left out for a reason of the run (its scorer's scores on the probes, the axis' probes, a
-    key that reads no text: the WHY_ wordings) is named whenever the check runs. The keys it leaves
-    out by their kind (a measure's ``size_keys``, a corpus measure's keys), which the docs and the
-    run's methods name, are named only where it checked no key at all: without that note, a check
-    of ``length`` alone would report nothing, as if it had run and found nothing.
+    A key left out for a reason of the run (its scorer's scores on the probes, the axis' probes:
+    the WHY_ wordings) is named whenever the check runs. The keys it leaves out by their kind (a
+    measure's ``size_keys``, a corpus measure's keys, the token limit's, which reads no text), which
+    the docs name, are named only where it checked no key at all: without that note, a check of
+    ``length`` alone would report nothing, as if it had run and found nothing.
 
     Examples
     --------
@@ -163,7 +167,7 @@ def check_scorers(
     >>> from fairtalk.measures import Length
     >>> checks, notes = check_scorers([Length(), TokenLimit()], load_lexicon("gender"), {})
     >>> checks, [note.split(":")[0] for note in notes]
-    ((), ['the scorer check left out hit_token_limit', 'the scorer check left out length'])
+    ((), ['the scorer check left out length', 'the scorer check left out hit_token_limit'])
     """
     checks, skipped = _certify(measures, probe_pairs(lexicon), margins, alpha)
     reasons: dict[str, list[str]] = {}
@@ -173,9 +177,10 @@ def check_scorers(
     if not checks:
         size = [key for m in measures if isinstance(m, Measure) for key in m.keys if key in m.size_keys]
         corpus = [key for m in measures if not isinstance(m, Measure) for key in m.keys]
+        no_text = [key for m in measures if isinstance(m, TokenLimit) for key in m.keys]
         notes += [
             note.format(keys=", ".join(keys), whose="its" if len(keys) == 1 else "their")
-            for note, keys in ((NOTE_LEFT_OUT, size), (NOTE_LEFT_OUT_CORPUS, corpus))
+            for note, keys in ((NOTE_LEFT_OUT, size), (NOTE_LEFT_OUT_CORPUS, corpus), (NOTE_LEFT_OUT_NO_TEXT, no_text))
             if keys
         ]
     return checks, tuple(notes)
@@ -205,7 +210,8 @@ def certify(
     gives a ``note`` instead. A key that
     may leave a response unscored (an ordinal judge's score) is tested on the probe pairs it
     scored on both sides. A measure's ``size_keys`` (``length``) are left out: their probe gap
-    is the swap's change of the wording's size, not a reaction of the scorer (module docstring);
+    is the swap's change of the wording's size, not a reaction of the scorer (module docstring), and
+    so is the token limit's ``hit_token_limit``, which reads the finish reasons, not a text;
     :func:`check_scorers` gives these checks with the notes naming every key left out, and why.
     """
     return _certify(measures, probe_pairs(lexicon), margins, alpha)[0]
@@ -219,11 +225,11 @@ def _certify(
     checks: list[ScorerCheck] = []
     skipped: dict[str, str] = {}
     for measure in measures:
-        if not isinstance(measure, Measure):  # a corpus measure scores no single text
+        if not isinstance(measure, Measure) or isinstance(measure, TokenLimit):  # a corpus measure, finish reasons: no text
             continue
         keys = [key for key in measure.keys if key not in measure.size_keys]  # a word count has no judgement
-        if isinstance(measure, TokenLimit) or not pairs:
-            skipped.update(dict.fromkeys(keys, WHY_NO_TEXT if isinstance(measure, TokenLimit) else WHY_NO_PROBES))
+        if not pairs:
+            skipped.update(dict.fromkeys(keys, WHY_NO_PROBES))
             continue
         scores_a, scores_b = measure.score(side_a), measure.score(side_b)
         for key in keys:

@@ -208,8 +208,10 @@ def _headline(found: Findings) -> dict[str, Any]:
     """The headline's lists, as the gates decide them (:func:`~fairtalk.report._findings.axis_findings`).
 
     A key the labels show different is counted with the scorer's differences and marked; one they
-    fail the equivalence gate on is not called equivalent but named in a badge of its own; the
-    badge is green only where every primary key stands equivalent and the axis fails no gate of its own.
+    fail the equivalence gate on is not called equivalent but named in a badge of its own; one
+    shown equivalent whose equivalence they could not confirm is marked so, as the console and the
+    plain summary mark it; the badge is green only where every primary key stands equivalent and
+    the axis fails no gate of its own.
     """
     return {
         "biased": [
@@ -218,7 +220,10 @@ def _headline(found: Findings) -> dict[str, Any]:
         ],
         "secondary_different": [measure_label(name) for name in found.secondary],
         "all_equivalent": found.all_equivalent and not found.withheld,
-        "equivalent": [measure_label(name) for name in found.equivalent],
+        "equivalent": [
+            f"{measure_label(name)} (the labels could not confirm it)" if name in found.unconfirmed else measure_label(name)
+            for name in found.equivalent
+        ],
         "beyond": [measure_label(name) for name in found.beyond],
         "inconclusive": [measure_label(name) for name in found.inconclusive],
     }
