@@ -505,7 +505,7 @@ METHODS = {
     "scorer_check": "each per-response measure on neutral probe sentences and their swapped counterparts; flagged "
     "when its gap exceeds the key's margin and differs from 0 (p < α and a 95% interval that excludes 0); keys "
     "that score the text's size alone (a measure's size_keys: length) are left out, a swap's change of size being "
-    "the probe's, not the scorer's",
+    "the probe's, not the scorer's, and so is the token limit's (hit_token_limit), which reads finish reasons, not a text",
     "p_adjusted": "correction of p_paired within the primary family (keys that vary), and separately the others",
     "equivalence": "TOST within the margin: rates by Newcombe interval inclusion (under 10 discordant units, dialogues "
     "with clusters: exact binomial bound on each direction's share of units), counts by paired/cluster t, "
