@@ -243,3 +243,27 @@ def test_the_cli_imports_only_public_namespaces() -> None:
         if _unit(module) != "cli" and not _public(module, names)
     ]
     assert reaches == []
+
+
+def _prints(path: Path) -> list[int]:
+    """Lines of ``path`` that call ``print`` (doctest examples are strings, not calls)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return [
+        node.lineno
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "print"
+    ]
+
+
+def test_the_library_never_prints_and_only_report_plots() -> None:
+    """Library code outside cli/ calls no ``print`` (it logs and returns), and only report/ imports matplotlib."""
+    printing = [
+        f"{p.relative_to(SRC)}:{line}" for p in _source_files() if p.relative_to(SRC).parts[0] != "cli" for line in _prints(p)
+    ]
+    assert printing == []
+    plotting = [
+        str(p.relative_to(SRC))
+        for p in _source_files()
+        if p.relative_to(SRC).parts[0] != "report" and "matplotlib" in p.read_text(encoding="utf-8")
+    ]
+    assert plotting == []
