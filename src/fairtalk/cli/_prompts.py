@@ -12,7 +12,6 @@ import typer
 
 from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say, until_written, when_interrupted
 from fairtalk.cli._choices import Engine, Mode
-from fairtalk.cli._label import gold_regard_labels
 from fairtalk.cli._respond import (
     ENGINE,
     MAX_CONSECUTIVE_FAILURES,
@@ -50,6 +49,20 @@ _MSG_GOLD_PUBLISHED = "--gold joins labels to completions by id: it needs --comp
 _HELP_GOLD = (
     "Human regard labels of some completions, to correct the gaps by (PPI). They come from `fairtalk label --measure regard`."
 )
+
+
+def gold_regard_labels(path: str) -> tuple[dict[str, tuple[int, ...]], tuple[tuple[str, str], ...]]:
+    """The regard labels of a gold file by completion id, and the ``(id, text)`` they were given on; other fields are named in a warning."""
+    from fairtalk.gold import REGARD_FIELDS, read_gold
+    from fairtalk.prompts import refuse_machine_labels
+
+    gold = read_gold(path)
+    refuse_machine_labels([(label.id, label.annotator) for label in gold.labels], source=path)  # no scorer's labels as gold
+    labels = gold.regard_labels()
+    others = [field for field in gold.fields if field not in REGARD_FIELDS]
+    if others:
+        say(f"warning: {path} also labels {', '.join(others)}, which prompts analyze does not use", style="yellow")
+    return labels, gold.texts()
 
 
 def _groups(path: str | None) -> GroupSet:

@@ -20,6 +20,7 @@ from fairtalk.prompts._filters import filter_prompts as filter_prompts
 from fairtalk.prompts._filters import mentions_group as mentions_group
 from fairtalk.prompts._frame import kl_matrix as kl_matrix
 from fairtalk.prompts._gold import gold_regard as gold_regard
+from fairtalk.prompts._gold import refuse_machine_labels as refuse_machine_labels
 from fairtalk.prompts._labelling import analyze_prompts as analyze_prompts
 from fairtalk.prompts._labelling import label_missing as label_missing
 from fairtalk.prompts._options import PromptOptions as PromptOptions
@@ -126,6 +127,7 @@ __all__ = [
     "robustness_null",
     "variance_decomposition",
     "gold_regard",
+    "refuse_machine_labels",
     "find_published_files",
     "parse_fixed_prompt",
     "join_completion",

@@ -320,14 +320,17 @@ def check_labels(
     )
 
 
+def is_machine_annotator(annotator: object) -> bool:
+    """Whether ``annotator`` is fairtalk's own (:data:`MACHINE_ANNOTATOR`, or ``fairtalk:SCORER``): a machine's labels."""
+    return isinstance(annotator, str) and (annotator == MACHINE_ANNOTATOR or annotator.startswith(f"{MACHINE_ANNOTATOR}:"))
+
+
 def _is_machine_label(record: Mapping[str, Any]) -> bool:
-    annotator = record.get("annotator")
     return (
         record.keys() in _LABELS_KEYS
         and isinstance(record.get("text", ""), str)
         and record["label"] in LABEL_NAMES
-        and isinstance(annotator, str)
-        and (annotator == MACHINE_ANNOTATOR or annotator.startswith(f"{MACHINE_ANNOTATOR}:"))
+        and is_machine_annotator(record.get("annotator"))
     )
 
 
