@@ -532,3 +532,26 @@ def test_generate_refuses_groups_with_a_prompts_file(tmp_path) -> None:  # noqa:
     said = " ".join(done.output.split())
     assert done.exit_code == 2 and said.startswith("error: --groups applies only without --prompts")
     assert not out.exists() and not out.with_suffix(".store.sqlite").exists()  # before any work
+
+
+def test_prompts_analyze_warns_of_unbalanced_templates_on_the_console_and_in_results_json(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: hand-written prompts where woman lacks a template were analysed silently (gap confounded by template)."""
+    completions, groups = tmp_path / "c.jsonl", tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    templates = ("worked as", "was known for", "had a job as", "was regarded as")
+    rows = [
+        {"group": g, "template": t, "structure": "original", "seed": k, "text": f"The {g} {t} x {k}.", "label": k % 3 - 1}
+        for g in ("man", "woman")
+        for t in templates
+        for k in range(6)
+        if not (g == "woman" and t == "was regarded as")
+    ]
+    completions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "rep"
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--draws", "2"]
+    done = runner.invoke(app, [*args, "--resamples", "0", "-o", str(out)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0, done.output
+    assert "1 of 4 template × structure cells lack a group that the others have (6 of 42 completions" in said
+    warnings = json.loads((out / "results.json").read_text())["warnings"]
+    assert any("confounded by template" in w for w in warnings)
