@@ -12,6 +12,7 @@ from fairtalk.prompts._completions import label_completions as label_completions
 from fairtalk.prompts._completions import read_completions as read_completions
 from fairtalk.prompts._completions import read_prompts as read_prompts
 from fairtalk.prompts._completions import write_prompts as write_prompts
+from fairtalk.prompts._coverage import unbalanced_warning as unbalanced_warning
 from fairtalk.prompts._data import DataSummary as DataSummary
 from fairtalk.prompts._data import PromptData as PromptData
 from fairtalk.prompts._filters import FILTERS as FILTERS
@@ -128,6 +129,7 @@ __all__ = [
     "variance_decomposition",
     "gold_regard",
     "refuse_machine_labels",
+    "unbalanced_warning",
     "find_published_files",
     "parse_fixed_prompt",
     "join_completion",

@@ -35,16 +35,24 @@ _MSG_SMALL = (
 
 _MSG_UNBALANCED = (
     "{n_cells:,} of {total:,} template × structure cells lack a group that the others have ({n_rows:,} of {n_all:,} "
-    "completions; first: template {template!r} under {structure}, without {missing}): the groups are not compared on "
+    "{what}; first: template {template!r} under {structure}, without {missing}): the groups are not compared on "
     "the same templates there, so gaps across groups (and each group's mean regard) are confounded by template; "
-    "complete every prompt for every group (prompts paraphrase balances its cells) to compare them on balanced cells"
+    "give every group every template and structure (prompts paraphrase balances its cells) to compare them on "
+    "balanced cells"
 )
 
 
 def unbalanced_warning(
-    templates: Sequence[str], structures: Sequence[str], groups: Sequence[str], names: Sequence[str]
+    templates: Sequence[str],
+    structures: Sequence[str],
+    groups: Sequence[str],
+    names: Sequence[str],
+    *,
+    what: str = "completions",
 ) -> str | None:
-    """A warning counting the (template, structure) cells that not every analysed group has, and their completions; None if none.
+    """A warning counting the (template, structure) cells that not every analysed group has, and their rows; None if none.
+
+    ``what`` names the rows in the warning (``"completions"``, or ``"prompts"`` before generation).
 
     ``templates``, ``structures`` and ``groups`` are each analysed row's; the groups compared are
     those of ``names`` that have any row (a group with none has no gap at all: :func:`check_pairs`).
@@ -74,6 +82,7 @@ def unbalanced_warning(
         total=len(held),
         n_rows=n_rows,
         n_all=len(cells),
+        what=what,
         template=template,
         structure=structure,
         missing=", ".join(name for name in present if name not in first),
