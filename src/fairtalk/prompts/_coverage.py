@@ -35,8 +35,8 @@ _MSG_SMALL = (
 
 _MSG_UNBALANCED = (
     "{n_cells:,} of {total:,} template × structure cells lack a group that the others have ({n_rows:,} of {n_all:,} "
-    "{what}; first: template {template!r} under {structure}, without {missing}): the groups are not compared on "
-    "the same templates there, so gaps across groups (and each group's mean regard) are confounded by template; "
+    "{what}; first: template {template!r} under {structure}, without {missing}): they are kept, and the groups are "
+    "not compared on the same templates there, so gaps across groups (and each group's mean regard) are confounded by template; "
     "give every group every template and structure (prompts paraphrase balances its cells) to compare them on "
     "balanced cells"
 )
