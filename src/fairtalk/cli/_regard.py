@@ -30,8 +30,8 @@ def regard_label(
         ...,
         "-o",
         "--output",
-        help='Labels to write: JSONL records {"id", "label", "annotator", "text"}, the annotator "fairtalk:SCORER" and the '
-        "text the one labelled (regard check compares it). An existing "
+        help='Labels to write: JSONL {"id", "label", "annotator", "text"}, the annotator "fairtalk:SCORER". The text '
+        "is the one labelled (regard check compares it). An existing "
         "file is replaced only when it is a labels file fairtalk wrote (never one without that annotator, such as hand "
         "labels); never an input.",
     ),
@@ -64,7 +64,7 @@ def regard_check(
     predicted: str | None = typer.Option(
         None,
         "--predicted",
-        help='Labels to check: JSONL {"id", "label", "text"?} (else --regard labels the gold texts); a joined id whose '
+        help='Labels to check: JSONL {"id", "label", "text"?} (else --regard labels the gold texts). A joined id whose '
         "texts differ is an error.",
     ),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
