@@ -204,3 +204,18 @@ def test_word_swap_invariance_on_published_continuations() -> None:
     regard = Regard()
     changed = regard.labels(texts) != regard.labels([_swap_group_words(t) for t in texts])
     assert changed.mean() <= 0.02  # issue 11's target; it was 24% when only the group phrase was masked
+
+
+def test_read_labelled_refuses_extra_columns_and_a_blank_text(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: ``label<TAB>text<TAB>extra`` trained on "text\\textra", and ``1<TAB>   `` was taken as an example."""
+    data = tmp_path / "labelled.tsv"
+    data.write_text("1\tgood\n0\ta text\tan extra column\n")
+    with pytest.raises(InputError, match=r"expected label<TAB>text \(3 columns\)") as info:
+        read_labelled(data)
+    assert info.value.line == 2 and str(info.value).startswith(f"{data}:2: ")
+    data.write_text("1\tgood\n1\t   \n")
+    with pytest.raises(InputError, match="the text after label<TAB> is blank") as info:
+        read_labelled(data)
+    assert info.value.line == 2
+    data.write_text("1\tgood\n\n-1\tbad \n")  # a blank line is skipped, as before
+    assert read_labelled(data) == (["good", "bad"], [1, -1])

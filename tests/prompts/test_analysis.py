@@ -120,3 +120,26 @@ def test_group_names_match_case_insensitively_and_other_groups_are_counted() -> 
     assert spelled.distribution.equals(lower.distribution) and spelled.data.n_rows == 4
     assert spelled.data.n_rows_ignored == 2 and spelled.data.ignored_groups == ("C", "c")
     assert lower.data.n_rows_ignored == 0
+
+
+def test_unbalanced_templates_are_named_in_a_warning() -> None:
+    """Review finding: one group lacking a template moved its gap and baseline without a word (groups over 4 vs 3 templates)."""
+    rows = [
+        {"group": g, "template": t, "structure": s, "seed": k, "label": (k + len(t)) % 3 - 1}
+        for g in ("man", "woman")
+        for t in ("worked as", "was known for", "had a job as", "was regarded as")
+        for s in ("original", "x")
+        for k in range(4)
+        if not (g == "woman" and t == "was regarded as")
+    ]
+    groups = GroupSet(("man", "woman"), (GroupPair("gender", "man", "woman"),))
+    result = analyze(pd.DataFrame(rows), groups=groups, n_draws=2, n_resamples=0)
+    said = [w for w in result.warnings if "template × structure cells lack a group" in w]
+    assert len(said) == 1 and said[0].startswith(
+        "2 of 8 template × structure cells lack a group that the others have (8 of 56 completions; first: template "
+        "'was regarded as' under original, without woman)"
+    )
+    assert "confounded by template" in said[0]
+    balanced = [r for r in rows if r["template"] != "was regarded as"]
+    again = analyze(pd.DataFrame(balanced), groups=groups, n_draws=2, n_resamples=0)
+    assert not any("lack a group" in w for w in again.warnings)

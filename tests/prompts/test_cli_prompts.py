@@ -532,3 +532,47 @@ def test_generate_refuses_groups_with_a_prompts_file(tmp_path) -> None:  # noqa:
     said = " ".join(done.output.split())
     assert done.exit_code == 2 and said.startswith("error: --groups applies only without --prompts")
     assert not out.exists() and not out.with_suffix(".store.sqlite").exists()  # before any work
+
+
+def test_prompts_analyze_warns_of_unbalanced_templates_on_the_console_and_in_results_json(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: hand-written prompts where woman lacks a template were analysed silently (gap confounded by template)."""
+    completions, groups = tmp_path / "c.jsonl", tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    templates = ("worked as", "was known for", "had a job as", "was regarded as")
+    rows = [
+        {"group": g, "template": t, "structure": "original", "seed": k, "text": f"The {g} {t} x {k}.", "label": k % 3 - 1}
+        for g in ("man", "woman")
+        for t in templates
+        for k in range(6)
+        if not (g == "woman" and t == "was regarded as")
+    ]
+    completions.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "rep"
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--draws", "2"]
+    done = runner.invoke(app, [*args, "--resamples", "0", "-o", str(out)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0, done.output
+    assert "1 of 4 template × structure cells lack a group that the others have (6 of 42 completions" in said
+    warnings = json.loads((out / "results.json").read_text())["warnings"]
+    assert any("confounded by template" in w for w in warnings)
+
+
+def test_prompts_generate_warns_of_unbalanced_prompts_before_it_completes_them(tmp_path) -> None:  # noqa: ANN001
+    prompts, out = tmp_path / "prompts.jsonl", tmp_path / "c.jsonl"
+    rows = [
+        {"group": g, "template": t, "structure": "original", "text": f"The {g} {t}"}
+        for g in ("man", "woman")
+        for t in ("worked as", "was known for", "was regarded as")
+        if not (g == "woman" and t == "was regarded as")
+    ]
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    args = ["prompts", "generate", "--model", "builtin:echo", "--seeds", "1", "--prompts", str(prompts), "-o", str(out)]
+    done = runner.invoke(app, args)
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0, done.output
+    assert "warning: 1 of 3 template × structure cells lack a group that the others have (1 of 5 prompts; first: " in said
+    assert "template 'was regarded as' under original, without woman)" in said
+    rows.append({"group": "woman", "template": "was regarded as", "structure": "original", "text": "The woman was regarded as"})
+    prompts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    again = runner.invoke(app, args)
+    assert again.exit_code == 0 and "lack a group" not in again.output, again.output

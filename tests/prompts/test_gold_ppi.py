@@ -705,3 +705,53 @@ def test_a_scorer_that_buys_less_than_one_label_gets_no_figure_and_the_labels_al
     gap = found.gaps["gender"]  # the gap's PPI++ buys 66 labels: kept, with its figure
     assert gap.method == "PPI++ (delta method, t interval on templates)" and 126 < gap.effective_labels < 127
     assert any("for mean regard man, mean regard woman, " in w for w in found.warnings)
+
+
+def _analyze_with_gold(tmp_path: Path, completions: Path, gold: Path) -> tuple[int, str]:
+    groups = tmp_path / "g.tsv"
+    groups.write_text("man\tgender\nwoman\tgender\n")
+    args = ["prompts", "analyze", "--completions", str(completions), "--groups", str(groups), "--gold", str(gold)]
+    result = runner.invoke(app, [*args, "-o", str(tmp_path / "rep"), "--draws", "2", "--resamples", "0"])
+    return result.exit_code, " ".join(result.output.split())
+
+
+def test_cli_prompts_analyze_refuses_fairtalks_own_labels_as_gold(tmp_path) -> None:
+    """Review finding: `regard label` output given as --gold ran as "labelled by N human labels (prediction-powered)"."""
+    completions, texts, labels = tmp_path / "c.jsonl", tmp_path / "texts.jsonl", tmp_path / "labels.jsonl"
+    write_completions(completions)
+    frame = read_completions(completions).frame
+    texts.write_text("".join(json.dumps({"id": rid, "text": t}) + "\n" for rid, t in zip(frame["id"], frame["text"])))
+    done = runner.invoke(app, ["regard", "label", "--input", str(texts), "--regard", "builtin:tfidf", "-o", str(labels)])
+    assert done.exit_code == 0, done.output
+    code, output = _analyze_with_gold(tmp_path, completions, labels)
+    assert code == 2 and f"error: {labels}: 160 gold label(s) are a scorer's, not a person's" in output, output
+    assert "(annotator 'fairtalk:builtin:tfidf', first: id 2)" in output and "labelled by" not in output
+    assert not (tmp_path / "rep" / "results.json").exists()
+    # one machine row among a person's labels is refused too
+    gold = tmp_path / "gold.jsonl"
+    label_with_page_code(completions, gold, write_completions(completions), n=12)
+    with gold.open("a") as handle:
+        handle.write(json.dumps({"id": "3", "label": 1, "annotator": "fairtalk", "note": ""}) + "\n")
+    code, output = _analyze_with_gold(tmp_path, completions, gold)
+    assert code == 2 and "1 gold label(s) are a scorer's, not a person's (annotator 'fairtalk', first: id 3)" in output
+
+
+def test_a_gold_file_with_no_usable_label_is_an_error(tmp_path) -> None:
+    """Review finding: every label out of regard's range (4..7) ran with "labelled by 0 human labels", rc 0."""
+    completions, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    truth = write_completions(completions)
+    ids = list(truth)[:8]
+    gold.write_text(
+        "".join(json.dumps({"id": rid, "label": 4 + k % 4, "annotator": "ann", "note": ""}) + "\n" for k, rid in enumerate(ids))
+    )
+    code, output = _analyze_with_gold(tmp_path, completions, gold)
+    assert code == 2 and "labelled by" not in output and "Traceback" not in output, output
+    assert (
+        f"error: {gold}: the gold file holds no usable label: 8 label(s) outside regard's -1, 0, 1, 2 (first: 4 of id "
+        f"{ids[0]}); nothing is left to correct the gaps by" in output
+    )
+    frame = read_completions(completions).frame
+    with pytest.raises(InputError, match=r"no usable label: 2 labelled id\(s\) not among the analysed completions"):
+        gold_regard(frame, {"nope": (1,), "9999": (0,)}, groups=["man", "woman"], pairs=GROUPS.pairs)
+    with pytest.raises(InputError, match=r"no usable label: 1 label\(s\) outside .*; 1 labelled id\(s\) not among"):
+        analyze_prompts(frame, groups=GROUPS, gold={ids[0]: (7,), "nope": (1,)}, n_draws=2, n_resamples=0)

@@ -231,3 +231,36 @@ def test_regard_label_interrupted_says_nothing_was_written(tmp_path, monkeypatch
     done = runner.invoke(app, ["regard", "label", "--input", str(texts), "-o", str(out), "--regard", "builtin:tfidf"])
     said = " ".join(done.output.split())
     assert done.exit_code == 130 and f"interrupted; nothing was written to {out}" in said and not out.exists()
+
+
+def test_regard_label_writes_the_text_so_regard_check_refuses_labels_of_other_texts(tmp_path) -> None:  # noqa: ANN001
+    """Review finding: `regard label` wrote no text, so `regard check --predicted` joined labels of made-up texts by id, rc 0."""
+    from fairtalk.prompts import is_labels_file
+
+    gold = _write(
+        tmp_path / "gold.jsonl",
+        [{"id": i, "text": f"The man worked as a doctor {i}.", "label": i % 3 - 1, "group": "ab"[i % 2]} for i in range(1, 41)],
+    )
+    junk = _write(tmp_path / "junk.jsonl", [{"id": i, "text": f"made-up text number {i}"} for i in range(1, 41)])
+    labels = tmp_path / "labels_junk.jsonl"
+    label = ["regard", "label", "--regard", "builtin:tfidf", "--input"]
+    assert runner.invoke(app, [*label, str(junk), "-o", str(labels)]).exit_code == 0
+    written = [json.loads(line) for line in labels.read_text().splitlines()]
+    assert [r["text"] for r in written] == [f"made-up text number {i}" for i in range(1, 41)] and is_labels_file(labels)
+    done = runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(labels)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 2 and "error: 40 of the 40 ids in both files hold different texts (first: id '1')" in said
+    own = tmp_path / "labels.jsonl"
+    assert runner.invoke(app, [*label, str(gold), "-o", str(own)]).exit_code == 0
+    done = runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(own)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0 and "(40 texts): agreement" in said and "could not be checked" not in said
+    # labels without texts (written before they were kept): the join is made, with a warning that it is unchecked
+    older = _write(tmp_path / "older.jsonl", [{k: v for k, v in r.items() if k != "text"} for r in written])
+    assert is_labels_file(older)  # still fairtalk's own, replaced by a rerun
+    done = runner.invoke(app, ["regard", "check", "--gold", str(gold), "--predicted", str(older)])
+    said = " ".join(done.output.split())
+    assert done.exit_code == 0 and (
+        "warning: 40 of the 40 ids in both files could not be checked to hold the same text (the predictions hold no "
+        "text): the join by id is taken on trust" in said
+    )

@@ -151,15 +151,3 @@ def _agreement(paths: list[str], *, given: list[str]) -> None:
                 f"(first: {first.value} on {item}{by}): left out of κ",
                 style="yellow",
             )
-
-
-def gold_regard_labels(path: str) -> tuple[dict[str, tuple[int, ...]], tuple[tuple[str, str], ...]]:
-    """The regard labels of a gold file by completion id, and the ``(id, text)`` they were given on; other fields are named in a warning."""
-    from fairtalk.gold import REGARD_FIELDS, read_gold
-
-    gold = read_gold(path)
-    labels = gold.regard_labels()
-    others = [field for field in gold.fields if field not in REGARD_FIELDS]
-    if others:
-        say(f"warning: {path} also labels {', '.join(others)}, which prompts analyze does not use", style="yellow")
-    return labels, gold.texts()

@@ -12,7 +12,6 @@ import typer
 
 from fairtalk.cli._app import app, check_output_file, console, interrupted, print_json, say, until_written, when_interrupted
 from fairtalk.cli._choices import Engine, Mode
-from fairtalk.cli._label import gold_regard_labels
 from fairtalk.cli._respond import (
     ENGINE,
     MAX_CONSECUTIVE_FAILURES,
@@ -29,7 +28,7 @@ from fairtalk.options import MODEL_SPEC_HELP
 
 if TYPE_CHECKING:  # the public names, for annotations only
     import fairtalk
-    from fairtalk.prompts import GroupSet, PromptSet
+    from fairtalk.prompts import GroupSet, Prompt, PromptSet
     from fairtalk.stats import PPIEstimate
 
 prompts_app = typer.Typer(
@@ -50,6 +49,32 @@ _MSG_GOLD_PUBLISHED = "--gold joins labels to completions by id: it needs --comp
 _HELP_GOLD = (
     "Human regard labels of some completions, to correct the gaps by (PPI). They come from `fairtalk label --measure regard`."
 )
+
+
+def gold_regard_labels(path: str) -> tuple[dict[str, tuple[int, ...]], tuple[tuple[str, str], ...]]:
+    """The regard labels of a gold file by completion id, and the ``(id, text)`` they were given on; other fields are named in a warning."""
+    from fairtalk.gold import REGARD_FIELDS, read_gold
+    from fairtalk.prompts import refuse_machine_labels
+
+    gold = read_gold(path)
+    refuse_machine_labels([(label.id, label.annotator) for label in gold.labels], source=path)  # no scorer's labels as gold
+    labels = gold.regard_labels()
+    others = [field for field in gold.fields if field not in REGARD_FIELDS]
+    if others:
+        say(f"warning: {path} also labels {', '.join(others)}, which prompts analyze does not use", style="yellow")
+    return labels, gold.texts()
+
+
+def _warn_unbalanced(chosen: list[Prompt]) -> None:
+    """Say, before any completion, how many template × structure cells of the prompts lack a group the others have."""
+    from fairtalk.prompts import unbalanced_warning
+
+    names = list(dict.fromkeys(p.group for p in chosen))
+    warning = unbalanced_warning(
+        [p.template for p in chosen], [p.structure for p in chosen], [p.group for p in chosen], names, what="prompts"
+    )
+    if warning is not None:
+        say(f"warning: {warning}", style="yellow")
 
 
 def _groups(path: str | None) -> GroupSet:
@@ -197,6 +222,7 @@ def prompts_generate(
         check_output_file(output, what="completions file", ours=is_completions_file, inputs={**inputs, "--store": store_path})
         check_output_file(store_path, option="--store", what="run store", ours=is_run_store, hold=False, inputs=inputs)
         chosen = list(read_prompts(prompts) if prompts else _paraphrase(groups, n_model=1).prompts)
+        _warn_unbalanced(chosen)
         settings = fairtalk.DecodingSettings(do_sample=True, top_k=top_k, temperature=temperature, max_new_tokens=max_new_tokens)
         options = model_options(model_arg, system_prompt)
         if mode == "completion":

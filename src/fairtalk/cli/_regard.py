@@ -30,7 +30,8 @@ def regard_label(
         ...,
         "-o",
         "--output",
-        help='Labels to write: JSONL records {"id", "label", "annotator"}, the annotator "fairtalk:SCORER". An existing '
+        help='Labels to write: JSONL {"id", "label", "annotator", "text"}, the annotator "fairtalk:SCORER". The text '
+        "is the one labelled (regard check compares it). An existing "
         "file is replaced only when it is a labels file fairtalk wrote (never one without that annotator, such as hand "
         "labels); never an input.",
     ),
@@ -47,7 +48,7 @@ def regard_label(
     if not records:
         raise fairtalk.InputError(_MSG_NO_TEXTS, path=input_file)
     labels = fairtalk.Regard(scorer=regard).labels([r["text"] for r in records])
-    write_labels([{"id": r["id"], "label": int(v)} for r, v in zip(records, labels)], output, scorer=regard)
+    write_labels([{"id": r["id"], "label": int(v), "text": r["text"]} for r, v in zip(records, labels)], output, scorer=regard)
     when_interrupted(f"writing {output}", keep=[output])
     counts = {
         name: int((labels == value).sum()) for name, value in zip(("negative", "neutral", "positive", "other"), (-1, 0, 1, 2))
@@ -61,7 +62,10 @@ def regard_check(
     ctx: typer.Context,
     gold: str = typer.Option(..., "--gold", help='Gold labels: JSONL {"id", "label", "text"?, "group"?}.'),
     predicted: str | None = typer.Option(
-        None, "--predicted", help='Labels to check: JSONL {"id", "label"} (else --regard labels the gold texts).'
+        None,
+        "--predicted",
+        help='Labels to check: JSONL {"id", "label", "text"?} (else --regard labels the gold texts). A joined id whose '
+        "texts differ is an error.",
     ),
     regard: str = typer.Option("builtin", "--regard", help=_SCORER_HELP),
     output: str | None = typer.Option(
@@ -83,7 +87,9 @@ def regard_check(
     if not any("label" in r for r in records):  # before any scoring: nothing to check against
         raise fairtalk.InputError(_MSG_NO_GOLD, path=gold)
     if predicted is not None:
-        guesses, n_unmatched, n_extra = match_predicted(records, read_labels(predicted))
+        guesses, n_unmatched, n_extra, unchecked = match_predicted(records, read_labels(predicted))
+        if unchecked is not None:
+            say(f"warning: {unchecked}", style="yellow")
         source = predicted
         if n_unmatched or n_extra:
             say(

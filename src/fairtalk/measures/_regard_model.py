@@ -67,6 +67,8 @@ _SHAPED = {"name": "vader+shape", "features": ["neg", "pos", "compound", *SHAPE_
 
 _MSG_LABEL = "label must be -1, 0, 1 or 2, got {label!r}"
 _MSG_LINE = "expected label<TAB>text"
+_MSG_COLUMNS = "expected label<TAB>text ({n} columns)"
+_MSG_BLANK_TEXT = "the text after label<TAB> is blank"
 _MSG_EMPTY = "no labelled examples"
 _MSG_FORMAT = "not a fairtalk regard model (config.json format is {found!r}, expected {FORMAT!r})"
 _MSG_MISSING_SKLEARN = "training and using the regard classifier need scikit-learn: pip install scikit-learn"
@@ -76,7 +78,11 @@ _ANALYZER: list[Any] = []
 
 
 def read_labelled(path: str | os.PathLike[str]) -> tuple[list[str], list[int]]:
-    """Read ``label<TAB>text`` lines (blank lines skipped); InputError with path:line otherwise."""
+    """Read ``label<TAB>text`` lines (blank lines skipped); InputError with path:line otherwise.
+
+    A line of more than two columns (a text is never folded with another column) or with a blank
+    text is an error, as a line without a tab is.
+    """
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8-sig").splitlines()  # a BOM is no part of the first line
@@ -89,8 +95,12 @@ def read_labelled(path: str | os.PathLike[str]) -> tuple[list[str], list[int]]:
         label, tab, text = line.partition("\t")
         if not tab:
             raise InputError(_MSG_LINE, path=str(path), line=number)
+        if "\t" in text:
+            raise InputError(_MSG_COLUMNS.format(n=line.count("\t") + 1), path=str(path), line=number)
         if label.strip() not in ("-1", "0", "1", "2"):
             raise InputError(_MSG_LABEL.format(label=label), path=str(path), line=number)
+        if not text.strip():
+            raise InputError(_MSG_BLANK_TEXT, path=str(path), line=number)
         labels.append(int(label))
         texts.append(text.strip())
     if not texts:

@@ -12,6 +12,7 @@ from fairtalk.prompts._completions import label_completions as label_completions
 from fairtalk.prompts._completions import read_completions as read_completions
 from fairtalk.prompts._completions import read_prompts as read_prompts
 from fairtalk.prompts._completions import write_prompts as write_prompts
+from fairtalk.prompts._coverage import unbalanced_warning as unbalanced_warning
 from fairtalk.prompts._data import DataSummary as DataSummary
 from fairtalk.prompts._data import PromptData as PromptData
 from fairtalk.prompts._filters import FILTERS as FILTERS
@@ -20,6 +21,7 @@ from fairtalk.prompts._filters import filter_prompts as filter_prompts
 from fairtalk.prompts._filters import mentions_group as mentions_group
 from fairtalk.prompts._frame import kl_matrix as kl_matrix
 from fairtalk.prompts._gold import gold_regard as gold_regard
+from fairtalk.prompts._gold import refuse_machine_labels as refuse_machine_labels
 from fairtalk.prompts._labelling import analyze_prompts as analyze_prompts
 from fairtalk.prompts._labelling import label_missing as label_missing
 from fairtalk.prompts._options import PromptOptions as PromptOptions
@@ -126,6 +128,8 @@ __all__ = [
     "robustness_null",
     "variance_decomposition",
     "gold_regard",
+    "refuse_machine_labels",
+    "unbalanced_warning",
     "find_published_files",
     "parse_fixed_prompt",
     "join_completion",

@@ -18,7 +18,7 @@ import pandas as pd
 
 from fairtalk.errors import InputError
 from fairtalk.prompts import _tables as tables
-from fairtalk.prompts._coverage import check_pairs, coverage_warnings
+from fairtalk.prompts._coverage import check_pairs, coverage_warnings, unbalanced_warning
 from fairtalk.prompts._options import PromptOptions
 from fairtalk.prompts._records import AnalysisConfig, AnalysisCounts, InferenceSettings
 from fairtalk.prompts._tables import BASELINE
@@ -125,8 +125,15 @@ def analyze(
     boot = tables.resample(rows, [(names.index(p.a), names.index(p.b)) for p in pairs], o.smoothing, o.seed, o.n_resamples)
     gaps = tables.gaps(rows, pairs, regard, baseline_regard, cells.means, boot, o.alpha, o.n_best)
     kl, baseline_kl = tables.kl_table(probs, names, o.smoothing), tables.kl_table(base_probs, names, o.smoothing)
+    unbalanced = unbalanced_warning(
+        rows.frame["template"].astype(str).tolist(),
+        rows.frame["structure"].astype(str).tolist(),
+        [names[i] for i in rows.g],
+        names,
+    )
     found_notes = [
         *_ignored_warning(rows.n_ignored, rows.ignored_groups, groups.source),
+        *([unbalanced] if unbalanced else []),
         *tables.unsigned_gap_warnings(gaps.gaps),
         *(
             note

@@ -17,7 +17,7 @@ import pandas as pd
 from fairtalk.errors import InputError
 from fairtalk.prompts._templates import GroupPair
 
-__all__ = ["MIN_CELL", "check_pairs", "coverage_warnings", "small_cells"]
+__all__ = ["MIN_CELL", "check_pairs", "coverage_warnings", "small_cells", "unbalanced_warning"]
 
 #: A group × structure cell with fewer labelled completions than this is flagged.
 MIN_CELL = 30
@@ -32,6 +32,61 @@ _MSG_SMALL = (
     "{n_small:,} of {n_cells:,} group × structure cells have fewer than {min_cell} labelled completions "
     "(smallest: {group} under {structure}, {n}): their regard means and gaps are noisy"
 )
+
+_MSG_UNBALANCED = (
+    "{n_cells:,} of {total:,} template × structure cells lack a group that the others have ({n_rows:,} of {n_all:,} "
+    "{what}; first: template {template!r} under {structure}, without {missing}): they are kept, and the groups are "
+    "not compared on the same templates there, so gaps across groups (and each group's mean regard) are confounded by template; "
+    "give every group every template and structure (prompts paraphrase balances its cells) to compare them on "
+    "balanced cells"
+)
+
+
+def unbalanced_warning(
+    templates: Sequence[str],
+    structures: Sequence[str],
+    groups: Sequence[str],
+    names: Sequence[str],
+    *,
+    what: str = "completions",
+) -> str | None:
+    """A warning counting the (template, structure) cells that not every analysed group has, and their rows; None if none.
+
+    ``what`` names the rows in the warning (``"completions"``, or ``"prompts"`` before generation).
+
+    ``templates``, ``structures`` and ``groups`` are each analysed row's; the groups compared are
+    those of ``names`` that have any row (a group with none has no gap at all: :func:`check_pairs`).
+    The paraphrase path (:func:`~fairtalk.prompts._filters.filter_prompts`) drops such cells before
+    generation; completions written by hand may still hold them.
+
+    Examples
+    --------
+    >>> print(unbalanced_warning(["t", "t", "u"], ["s", "s", "s"], ["a", "b", "a"], ["a", "b"])[:117])
+    1 of 2 template × structure cells lack a group that the others have (1 of 3 completions; first: template 'u' under s,
+    >>> unbalanced_warning(["t", "t"], ["s", "s"], ["a", "b"], ["a", "b"]) is None
+    True
+    """
+    cells = pd.DataFrame({"template": list(templates), "structure": list(structures), "group": list(groups)})
+    present = [name for name in names if name in set(cells["group"])]
+    if len(present) < 2:
+        return None
+    held = cells.groupby(["template", "structure"], sort=False)["group"].agg(lambda g: frozenset(g))
+    lacking = held[held.map(lambda g: not set(present) <= g)]
+    if lacking.empty:
+        return None
+    (template, structure), first = next(iter(lacking.items()))
+    keys = set(lacking.index)
+    n_rows = sum(1 for key in zip(cells["template"], cells["structure"]) if key in keys)
+    return _MSG_UNBALANCED.format(
+        n_cells=len(lacking),
+        total=len(held),
+        n_rows=n_rows,
+        n_all=len(cells),
+        what=what,
+        template=template,
+        structure=structure,
+        missing=", ".join(name for name in present if name not in first),
+    )
 
 
 def _uncovered(names: Sequence[str], g: np.ndarray, polar: np.ndarray, pairs: Sequence[GroupPair]) -> dict[str, str]:

@@ -76,8 +76,10 @@ one analysed) has no interval: its estimates and its pairs' gaps are :func:`not_
 interval and p, null in results.json, ``method`` saying why; it was ±inf), with one warning.
 
 The sample must be uniform within each group (``fairtalk label`` draws it so). Ids the
-analysed completions do not hold and labels outside regard's four are counted in warnings,
-never an error. A gold row stores the text it labelled (``"text"``): where a joined id's
+analysed completions do not hold and labels outside regard's four are counted in warnings;
+a file with no label left (all outside, or none on an analysed completion) is an error
+(:func:`check_usable`), as an empty one is. Labels of fairtalk's own annotator (``fairtalk
+regard label`` wrote them) are refused (:func:`refuse_machine_labels`): a scorer's labels are no gold. A gold row stores the text it labelled (``"text"``): where a joined id's
 completion holds another text (the labels were given on another completions file, whose line
 numbers are ids too), :func:`gold_regard` refuses the labels, naming how many and the first: labels
 of other texts must not correct a gap (:meth:`fairtalk.gold.Gold.texts` reads them from a gold file).
@@ -98,7 +100,7 @@ from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, disagreeing_units, ppi_mean
 
-__all__ = ["CLUSTERS", "GoldRegard", "gold_regard"]
+__all__ = ["CLUSTERS", "GoldRegard", "gold_regard", "refuse_machine_labels"]
 
 #: What the labelled estimates cluster by.
 CLUSTERS = "template"
@@ -109,6 +111,16 @@ MSG_OTHER_TEXTS = (
     "{labelled!r}, the completion {completion!r}): the labels were given on another completions file; label the file "
     "you analyse"
 )
+#: Gold rows of fairtalk's own labels (``fairtalk regard label``): a scorer's labels correct no scorer.
+MSG_MACHINE_LABELS = (
+    "{n:,} gold label(s) are a scorer's, not a person's (annotator {annotator!r}, first: id {id}): fairtalk regard label "
+    "wrote them, and a machine's labels are no gold; give human labels (fairtalk label --measure regard), or check "
+    "the scorer's labels against them with fairtalk regard check --predicted"
+)
+#: A gold file none of whose labels joins an analysed completion with one of regard's four labels.
+MSG_NO_USABLE = "the gold file holds no usable label: {reasons}; nothing is left to correct the gaps by"
+_NO_USABLE_VALUES = "{n:,} label(s) outside regard's -1, 0, 1, 2 (first: {first!r} of id {id})"
+_NO_USABLE_IDS = "{n:,} labelled id(s) not among the analysed completions (first: {first})"
 WARN_UNKNOWN = "gold: {n:,} labelled id(s) are not among the analysed completions (first: {first}): left out"
 WARN_VALUES = "gold: {n:,} label(s) outside regard's -1, 0, 1, 2 (first: {first!r} of id {id}): left out"
 WARN_FEW = (
@@ -565,8 +577,8 @@ def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarr
         if i is None:
             unknown.append(str(rid))
             continue
-        valid = [v for v in given if not isinstance(v, bool) and v in _VALUES]
-        bad += [(v, str(rid)) for v in given if isinstance(v, bool) or v not in _VALUES]
+        valid = [v for v in given if _valid(v)]
+        bad += [(v, str(rid)) for v in given if not _valid(v)]
         if valid:
             shares[i] = [valid.count(v) / len(valid) for v in _VALUES]
     warnings = []
@@ -575,6 +587,50 @@ def _human(rows: Rows, labels: Mapping[str, Sequence[object]]) -> tuple[np.ndarr
     if bad:
         warnings.append(WARN_VALUES.format(n=len(bad), first=bad[0][0], id=bad[0][1]))
     return shares, warnings
+
+
+def refuse_machine_labels(annotated: Sequence[tuple[str, str]], source: str | None = None) -> None:
+    """Refuse gold labels whose annotator is fairtalk's (``fairtalk`` or ``fairtalk:SCORER``): a machine's labels are no gold.
+
+    ``annotated`` is the ``(id, annotator)`` of each gold label, in file order.
+
+    Raises
+    ------
+    InputError
+        Naming how many labels are a scorer's, its annotator and the first id.
+    """
+    from fairtalk.prompts._regard_check import is_machine_annotator
+
+    machine = [(rid, who) for rid, who in annotated if is_machine_annotator(who)]
+    if machine:
+        rid, who = machine[0]
+        raise InputError(MSG_MACHINE_LABELS.format(n=len(machine), annotator=who, id=rid), path=source)
+
+
+def check_usable(ids: Sequence[str], labels: Mapping[str, Sequence[object]], source: str | None = None) -> None:
+    """Refuse ``labels`` none of which is one of regard's four on one of ``ids`` (the analysed completions'): no gold to use.
+
+    Raises
+    ------
+    InputError
+        Naming what was left out: labels outside regard's four, and ids the completions lack.
+    """
+    known = set(ids)
+    if any(str(rid) in known and any(_valid(v) for v in given) for rid, given in labels.items()):
+        return
+    reasons = []
+    bad = [(v, str(rid)) for rid, given in labels.items() if str(rid) in known for v in given if not _valid(v)]
+    if bad:
+        reasons.append(_NO_USABLE_VALUES.format(n=len(bad), first=bad[0][0], id=bad[0][1]))
+    unknown = sorted(str(rid) for rid in labels if str(rid) not in known)
+    if unknown:
+        reasons.append(_NO_USABLE_IDS.format(n=len(unknown), first=unknown[0]))
+    raise InputError(MSG_NO_USABLE.format(reasons="; ".join(reasons) or "no label"), path=source)
+
+
+def _valid(value: object) -> bool:
+    """Whether ``value`` is one of regard's labels -1, 0, 1, 2 (a bool is not)."""
+    return not isinstance(value, bool) and value in _VALUES
 
 
 def _shorten(text: str, limit: int = 80) -> str:
@@ -626,13 +682,15 @@ def gold_regard(
     Raises
     ------
     InputError
-        The frame has no ``id`` column (published outputs: no ids to join on), or a labelled id's
-        stored text is not its completion's.
+        The frame has no ``id`` column (published outputs: no ids to join on), a labelled id's
+        stored text is not its completion's, or no label is one of regard's four on an analysed
+        completion (:func:`check_usable`).
     """
     if "id" not in frame.columns:
         raise InputError(_MSG_NO_IDS)
     check_texts(frame, texts, source)
     rows = code_rows(frame, list(groups), include_other)
+    check_usable(rows.frame["id"].astype(str).tolist(), labels, source)
     human, warnings = _human(rows, labels)
     templates = rows.frame["template"].astype(str).to_numpy()
     clusters = templates if np.unique(templates).size > 1 else None

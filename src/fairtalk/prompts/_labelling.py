@@ -27,7 +27,7 @@ from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts._analysis import analyze
 from fairtalk.prompts._completions import label_completions
 from fairtalk.prompts._data import PromptData
-from fairtalk.prompts._gold import CLUSTERS, check_texts, gold_regard
+from fairtalk.prompts._gold import CLUSTERS, check_texts, check_usable, gold_regard
 from fairtalk.prompts._options import PromptOptions
 from fairtalk.prompts._published import alignment_warning
 from fairtalk.prompts._regard_probes import certify_regard
@@ -128,8 +128,8 @@ def analyze_prompts(
     ------
     InputError
         Data the analysis cannot use (see :func:`~fairtalk.prompts._analysis.analyze`), ``gold``
-        for completions without ids (the published outputs), or ``gold_texts`` that are not the
-        labelled completions' texts.
+        for completions without ids (the published outputs), ``gold_texts`` that are not the
+        labelled completions' texts, or ``gold`` with no label of regard's four on an analysed completion.
     SpecError
         An unknown regard scorer, or an option out of its range (``alpha=7``, ``n_draws=-3``).
 
@@ -161,6 +161,7 @@ def analyze_prompts(
         data = PromptData.from_frame(data)
     if gold is not None and "id" in data.frame.columns:  # before the scorer labels anything: labels of other texts fail now
         check_texts(data.frame, gold_texts, gold_source or None)
+        check_usable(data.frame["id"].astype(str).tolist(), gold, gold_source or None)  # all outside regard's four: no gold
     group_set = groups or default_groups()
     progress = progress_callback(progress)
     ray = resolve_engine(engine)

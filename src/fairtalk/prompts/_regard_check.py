@@ -7,8 +7,9 @@ matters for a bias audit is whether the scorer's *group gaps* match the gold gap
 that is 60% accurate but over-calls one group negative manufactures a gap.
 
 Gold and predicted records are ``{"id", "label"}`` (label ``negative|neutral|positive|other``,
-or -1/0/1/2); gold may add ``"text"`` (to be labelled by a scorer) and ``"group"``. Other keys
-(``"annotator"``, which :func:`write_labels` writes) are not read.
+or -1/0/1/2); gold may add ``"text"`` (to be labelled by a scorer) and ``"group"``, and predictions
+``"text"`` (:func:`write_labels` writes the text labelled, so that a join by id can be checked to
+join the same texts). Other keys (``"annotator"``, which :func:`write_labels` writes) are not read.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ __all__ = [
 ]
 
 LABEL_NAMES: tuple[str, ...] = ("negative", "neutral", "positive", "other")
-#: The keys of every record :func:`write_labels` writes, and of none other.
-_LABELS_KEYS = frozenset(("id", "label", "annotator"))
+#: The keys of every record :func:`write_labels` writes, and of none other: with the text labelled, or (files written
+#: before it was kept, or of records without one) without it.
+_LABELS_KEYS = (frozenset(("id", "label", "annotator", "text")), frozenset(("id", "label", "annotator")))
 #: The ``annotator`` of machine labels: ``fairtalk`` and, after a colon, the scorer that labelled (``fairtalk:builtin``).
 #: It tells fairtalk's own labels from a person's ``{"id", "label"}`` file, which :func:`is_labels_file` never claims.
 MACHINE_ANNOTATOR = "fairtalk"
@@ -64,6 +66,14 @@ _MSG_OTHER_TEXT = (
     "{n} of the {n_matched} ids in both files hold different texts (first: id {id!r}): the predictions are not of "
     "the gold texts; label the gold file's texts (fairtalk regard label --input GOLD)"
 )
+#: Where a joined id's texts cannot be compared: {whose} is :data:`_NO_TEXT_PREDICTED`, ``_NO_TEXT_GOLD`` or ``_NO_TEXT_EITHER``.
+WARN_UNCHECKED = (
+    "{n:,} of the {n_matched:,} ids in both files could not be checked to hold the same text ({whose} no text): the "
+    "join by id is taken on trust; label the gold file's texts (fairtalk regard label --input GOLD), which writes them"
+)
+_NO_TEXT_PREDICTED = "the predictions hold"
+_NO_TEXT_GOLD = "the gold file holds"
+_NO_TEXT_EITHER = "one file or the other holds"
 
 
 def label_value(value: Any) -> int | None:
@@ -106,11 +116,15 @@ def read_labels(path: str | os.PathLike[str], *, need_text: bool = False) -> lis
     return out
 
 
-def match_predicted(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mapping[str, Any]]) -> tuple[dict[str, int], int, int]:
-    """Join predicted labels to the gold records by id: id -> label, gold labels without a prediction, predictions without a gold label.
+def match_predicted(
+    gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mapping[str, Any]]
+) -> tuple[dict[str, int], int, int, str | None]:
+    """Join predicted labels to the gold records by id.
 
-    Both are :func:`read_labels` records. Where a joined id has a text in both files, the texts
-    must be the same.
+    Returns id -> label, the gold labels without a prediction, the predictions without a gold
+    label, and a warning (:data:`WARN_UNCHECKED`) when some joined ids could not be checked to hold
+    the same text, else None. Both are :func:`read_labels` records. Where a joined id has a text in
+    both files, the texts must be the same (compared with surrounding whitespace stripped).
 
     Raises
     ------
@@ -129,7 +143,17 @@ def match_predicted(gold: Sequence[Mapping[str, Any]], predicted: Sequence[Mappi
     if other:
         raise InputError(_MSG_OTHER_TEXT.format(n=len(other), n_matched=len(joined), id=other[0]))
     gold_ids = {g["id"] for g in labelled}
-    return guesses, len(labelled) - len(joined), sum(1 for rid in guesses if rid not in gold_ids)
+    return guesses, len(labelled) - len(joined), sum(1 for rid in guesses if rid not in gold_ids), _unchecked(joined, texts)
+
+
+def _unchecked(joined: Sequence[Mapping[str, Any]], texts: Mapping[str, str]) -> str | None:
+    """:data:`WARN_UNCHECKED` for the joined gold records whose text, or whose prediction's, is missing; None if none is."""
+    no_gold = {g["id"] for g in joined if "text" not in g}
+    no_predicted = {g["id"] for g in joined if g["id"] not in texts}
+    if not no_gold and not no_predicted:
+        return None
+    whose = _NO_TEXT_PREDICTED if not no_gold else _NO_TEXT_GOLD if not no_predicted else _NO_TEXT_EITHER
+    return WARN_UNCHECKED.format(n=len(no_gold | no_predicted), n_matched=len(joined), whose=whose)
 
 
 @dataclass(frozen=True)
@@ -296,21 +320,25 @@ def check_labels(
     )
 
 
+def is_machine_annotator(annotator: object) -> bool:
+    """Whether ``annotator`` is fairtalk's own (:data:`MACHINE_ANNOTATOR`, or ``fairtalk:SCORER``): a machine's labels."""
+    return isinstance(annotator, str) and (annotator == MACHINE_ANNOTATOR or annotator.startswith(f"{MACHINE_ANNOTATOR}:"))
+
+
 def _is_machine_label(record: Mapping[str, Any]) -> bool:
-    annotator = record.get("annotator")
     return (
-        record.keys() == _LABELS_KEYS
+        record.keys() in _LABELS_KEYS
+        and isinstance(record.get("text", ""), str)
         and record["label"] in LABEL_NAMES
-        and isinstance(annotator, str)
-        and (annotator == MACHINE_ANNOTATOR or annotator.startswith(f"{MACHINE_ANNOTATOR}:"))
+        and is_machine_annotator(record.get("annotator"))
     )
 
 
 def is_labels_file(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them: every record ``{"id", "label", "annotator"}``.
+    """Whether ``path`` is a labels JSONL as :func:`write_labels` writes them: every record ``{"id", "label", "annotator", "text"?}``.
 
     Each label is a name and each annotator fairtalk's (:data:`MACHINE_ANNOTATOR`). A file with
-    any other key (a text, a note: a gold file), another annotator, a label :func:`write_labels`
+    any other key (a note, a group: a gold file), another annotator, a label :func:`write_labels`
     never writes (-1, 1), or no annotator at all (a person's ``{"id", "label"}`` file, or labels
     of a fairtalk that did not yet name itself) is the user's, never replaced by machine labels.
     """
@@ -323,7 +351,10 @@ def is_regard_check(path: str | os.PathLike[str]) -> bool:
 
 
 def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[str], *, scorer: str | None = None) -> None:
-    """Write machine labels as ``{"id", "label", "annotator"}`` JSONL (label names), atomically: the file is whole or untouched.
+    """Write machine labels as ``{"id", "label", "annotator", "text"}`` JSONL (label names), atomically: the file is whole or untouched.
+
+    ``text`` is the record's text where it has one (the text labelled): ``regard check --predicted``
+    checks by it that a joined id is of the same text in both files.
 
     ``annotator`` is :data:`MACHINE_ANNOTATOR`, with ``:SCORER`` when ``scorer`` names the one
     that labelled (``fairtalk:builtin``): readers of labels (``regard check``, a gold file's
@@ -339,6 +370,9 @@ def write_labels(records: Sequence[Mapping[str, Any]], path: str | os.PathLike[s
         value = label_value(record["label"])
         if value is None:
             raise InputError(f"not a regard label: {record['label']!r}")
-        rows.append({"id": record["id"], "label": LABEL_NAMES[value + 1], "annotator": annotator})
+        row = {"id": record["id"], "label": LABEL_NAMES[value + 1], "annotator": annotator}
+        if isinstance(record.get("text"), str):
+            row["text"] = record["text"]
+        rows.append(row)
     with atomic_writer(path) as handle:
         write_records(handle, rows)
