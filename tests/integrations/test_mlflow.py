@@ -10,7 +10,7 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from tests.integrations._toys import SMALL, biased, fair, silent  # noqa: E402
+from tests.integrations._toys import SMALL, biased, fair, raiser, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
 from fairtalk.errors import InputError, OutputError, SpecError  # noqa: E402
@@ -134,6 +134,26 @@ def test_make_metric_with_the_audits_cluster_column_gives_the_audits_p_and_inter
             got = [metrics[f"fairtalk_{key}/{name}"] for name in ("p", "p_adjusted", "ci_low", "ci_high")]
             assert got == pytest.approx(expected, rel=1e-9), key
         assert unclustered[f"fairtalk_{key}/p"] != pytest.approx(audited.p_paired, rel=1e-3), key  # pairs as units
+
+
+def test_make_metric_leaves_out_a_lost_side_and_counts_it_as_the_audit_does(tmp_path: Path, tracking) -> None:
+    """Review finding: a lost side (``"response": null`` in responses.jsonl) was scored as the text "None": a gap of 1.18."""
+    pd = pytest.importorskip("pandas")
+    run = fairtalk.audit(model=raiser, axes="gender", n_pairs=60, measures=("offense", "length"), out_dir=tmp_path / "out")
+    audited = run.results["gender"]
+    assert audited.losses is not None and audited.losses.lost_b > 5 and audited.losses.lost_a == 0
+    frame = pd.DataFrame(_rows(tmp_path / "out"))[["pair_id", "side", "cluster", "response"]]
+    assert frame["response"].isna().sum() == audited.losses.lost_b
+    with mlflow.start_run():
+        metrics = mlflow.evaluate(
+            data=frame, predictions="response", extra_metrics=[make_metric("length")], evaluators="default"
+        ).metrics
+    m = audited.measure("length")
+    assert metrics["fairtalk_length/gap"] == pytest.approx(m.a - m.b) == 0
+    assert metrics["fairtalk_length/detected"] == 0 and metrics["fairtalk_length/p"] == pytest.approx(m.p_paired)
+    assert metrics["fairtalk_length/n_pairs"] == audited.n_pairs
+    assert metrics["fairtalk_length/n_lost"] == metrics["fairtalk_length/n_lost_b"] == audited.losses.lost_b
+    assert metrics["fairtalk_length/n_lost_a"] == metrics["fairtalk_length/n_lost_both"] == 0
 
 
 def test_an_empty_cluster_cell_is_a_pair_of_its_own() -> None:

@@ -94,6 +94,10 @@ _GATES = (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)
 _MAX_PARAM = 500
 #: The values of the side column :func:`make_metric` accepts.
 _SIDES = ("a", "b")
+#: A record's field saying why its side has no answer (``"response": null`` beside it in ``responses.jsonl``).
+_ERROR_FIELD = "error"
+#: Why a row whose prediction is empty (None, NaN) has no answer.
+_LOST = "no answer (the prediction is null)"
 
 
 def metric_name(*parts: str) -> str:
@@ -381,6 +385,11 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
 
 
+def _lost(response: Response) -> bool:
+    """Whether ``response`` stands for a side without an answer (a null prediction)."""
+    return dict(response.extra).get(_ERROR_FIELD) == _LOST
+
+
 def _responses(
     key: str, predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str], cluster: Sequence[object] | None
 ) -> list[Response]:
@@ -391,10 +400,14 @@ def _responses(
         found = ", ".join(repr(s) for s in other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
         raise InputError(_MSG_BAD_SIDES.format(key=key, found=found))
     clusters = [None] * len(sides) if cluster is None else list(cluster)
-    return [
-        Response(str(i), "a" if s == "a" else "b", "", str(text), () if _missing(c) else (("cluster", str(c)),))
-        for text, i, s, c in zip(predictions, pair_id, sides, clusters)
-    ]
+    out = []
+    for text, i, s, c in zip(predictions, pair_id, sides, clusters):
+        extra: tuple[tuple[str, object], ...] = () if _missing(c) else (("cluster", str(c)),)
+        if _missing(text):  # a lost side (null in an audit's responses.jsonl): its pair is left out, counted lost
+            out.append(Response(str(i), "a" if s == "a" else "b", "", "", (*extra, (_ERROR_FIELD, _LOST))))
+        else:
+            out.append(Response(str(i), "a" if s == "a" else "b", "", str(text), extra))
+    return out
 
 
 def make_metric(
@@ -418,7 +431,10 @@ def make_metric(
     ``evaluator_config={"col_mapping": {"pair_id": ..., "side": ..., "cluster": ...}}``.
 
     Its results are ``fairtalk_<key>/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted`` and
-    ``detected`` (1 when a difference is detected). ``measures`` defaults to the measure of that
+    ``detected`` (1 when a difference is detected), ``n_pairs`` (the pairs tested) and ``n_lost``
+    (``n_lost_a``, ``n_lost_b``, ``n_lost_both``): the pairs left out because a side's prediction
+    is empty (None or NaN, as ``"response": null`` in ``responses.jsonl`` marks a side the model
+    failed on), never scored as text. ``measures`` defaults to the measure of that
     name (``offense`` for ``offense_rate``); ``p_adjusted`` is corrected over their keys. ``axis``
     names one pair of groups (``gender``, ``religion:christian-jewish``, a lexicon file): a metric
     per pair of a multi-way axis, as ``fairtalk audit --axis religion`` tests each.
@@ -448,14 +464,25 @@ def make_metric(
         predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str], cluster: Sequence[object] | None = None
     ) -> MetricValue:
         responses = _responses(key, predictions, pair_id, side, cluster)
-        complete = len({r.pair_id for r in responses if r.side == "a"} & {r.pair_id for r in responses if r.side == "b"})
+        answered = [r for r in responses if not _lost(r)]
+        complete = len({r.pair_id for r in answered if r.side == "a"} & {r.pair_id for r in answered if r.side == "b"})
         if complete < 2:  # mlflow first tries each metric on the first row alone
             return MetricValue(aggregate_results={"n_pairs": float(complete)})
-        m = score(responses, axis=axis, options=options).measure(key)
+        result = score(responses, axis=axis, options=options)
+        m = result.measure(key)
         gap = None if m.a is None or m.b is None else m.a - m.b
         results = {"gap": gap, "ci_low": m.ci95[0], "ci_high": m.ci95[1], "p": m.p_paired, "p_adjusted": m.p_adjusted}
         finite = {name: float(value) for name, value in results.items() if value is not None and math.isfinite(value)}
-        return MetricValue(aggregate_results={**finite, "detected": 1.0 if m.detected() else 0.0})
+        lost = {name: float(n) for name, n in loss_counts(result).items() if name.startswith("n_lost")}
+        return MetricValue(
+            aggregate_results={
+                **finite,
+                "detected": 1.0 if m.detected() else 0.0,
+                "n_pairs": float(result.n_pairs),
+                "n_lost": float(result.losses.n_lost if result.losses is not None else 0),
+                **lost,
+            }
+        )
 
     made = mlflow_make_metric(eval_fn=eval_fn, greater_is_better=False, name=f"fairtalk_{key}")  # type: ignore[no-untyped-call]
     return cast("EvaluationMetric", made)
