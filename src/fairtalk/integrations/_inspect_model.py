@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, StopReason, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
+from rich.markup import escape
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models import DecodingSettings, Responder, finish_reason, hide_credentials, load_responder
@@ -68,7 +69,22 @@ class InspectOptionError(SpecError, PrerequisiteError):
 
     def __init__(self, message: str) -> None:
         SpecError.__init__(self, message)
-        self.message = message
+        self.message = _Plain(message)
+
+
+class _Plain(str):
+    """A message that inspect's command line prints as it reads.
+
+    inspect prints a PrerequisiteError's message through rich, formatted into markup
+    (``print(f"{exc.message}")``), which reads ``[...]`` as styles and ``:name:`` as emoji
+    (``fairtalk/bogus:x: unknown ...`` lost its ``:x:`` to ❌). Formatted, it escapes the markup
+    and splits each colon from the text before it by an empty tag, which rich prints as nothing.
+    """
+
+    __slots__ = ()
+
+    def __format__(self, format_spec: str) -> str:
+        return escape(str(self)).replace(":", "[i][/i]:")
 
 
 @modelapi(name="fairtalk")
