@@ -318,3 +318,41 @@ def test_under_wilcoxon_the_median_shift_its_interval_is_of_is_logged_beside_it(
     assert logged["gender/length/median_shift"] == pytest.approx(length.estimate)
     assert logged["gender/length/gap"] == pytest.approx(length.a - length.b)
     assert "gender/offense_rate/median_shift" not in logged  # a rate's interval is of its gap
+
+
+def test_log_audit_of_an_audit_with_a_baseline_model_logs_the_fail_if_worse_gate(tmp_path: Path, tracking) -> None:
+    """Review finding: ``audit --baseline-model ... --fail-if-worse -o o1`` then ``log_audit("o1")`` logged fail-on-bias and
+    fail-unless-equivalent only, not the gate that decided the exit code."""
+    from tests.integrations._toys import BOTS
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    (tmp_path / "bots.py").write_text(BOTS, encoding="utf-8")
+    args = ["--axis", "gender", "--pairs", "20", "--measures", "offense,length", "--resamples", "100"]
+    bots = f"python:{tmp_path / 'bots.py'}"
+    done = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--model",
+            f"{bots}:biased",
+            "--baseline-model",
+            f"{bots}:fair",
+            "--fail-if-worse",
+            *args,
+            "-o",
+            str(tmp_path / "o1"),
+        ],
+    )
+    assert done.exit_code == 1, done.output
+    comparison = fairtalk.ModelComparison.read_json(tmp_path / "o1" / "comparison" / "results.json")
+    outcome = evaluate(comparison, "fail-if-worse")
+    assert not outcome.passed
+    for given in (tmp_path / "o1", tmp_path / "o1" / "run.json"):
+        logged = tracking.get_run(log_audit(given)).data
+        assert logged.metrics["fairtalk/fail-if-worse/passed"] == 0
+        assert logged.params["fairtalk/fail-if-worse"] == outcome.headline
+    # an audit without a baseline logs no such gate
+    fairtalk.audit(model=fair, **SMALL, n_resamples=50, out_dir=tmp_path / "plain")
+    assert "fairtalk/fail-if-worse/passed" not in tracking.get_run(log_audit(tmp_path / "plain")).data.metrics

@@ -15,7 +15,10 @@ when a function is called, and raises a FairtalkError naming the extra when it i
   ``fail-unless-equivalent``) the gate's own decision, as ``fairtalk audit`` makes it: metric
   ``fairtalk/GATE/passed`` (1 or 0), param ``fairtalk/GATE`` (its headline), and metrics
   ``AXIS/lost_answers/fails_GATE`` and ``AXIS/empty_answers/fails_GATE`` (1 where it fails the
-  axis on them: one side's lost or empty answers differ detectably, say).
+  axis on them: one side's lost or empty answers differ detectably, say). Given the output folder
+  of ``fairtalk audit --baseline-model`` (or its ``run.json``), it logs the ``fail-if-worse``
+  gate's decision on the comparison it holds (``OUTPUT/comparison``) too:
+  ``fairtalk/fail-if-worse/passed`` and the param ``fairtalk/fail-if-worse``.
 - MLflow takes names of letters, digits, ``_``, ``-``, ``.``, spaces, ``/`` and (not on Windows)
   ``:``. In each part of a name (an axis, a result key), any other character, a ``/`` too,
   becomes ``_``, and a part ``.`` or ``..`` becomes ``_`` or ``__``: the axis ``gen&der`` is
@@ -38,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from fairtalk import AuditResult, AuditRun, Response, ScoreOptions, load_lexicon, score
+from fairtalk import AuditResult, AuditRun, ModelComparison, Response, ScoreOptions, load_lexicon, score
 from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import FairtalkError, InputError, OutputError, SpecError
 from fairtalk.gates import Gate, evaluate
@@ -90,6 +93,10 @@ _V = TypeVar("_V", float, str)
 _NOT_IN_NAME = re.compile(r"[^\w.\- ]" if os.name == "nt" else r"[^\w.\- :]")
 #: The gates whose decisions :func:`log_audit` logs.
 _GATES = (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)
+#: The gate of a comparison with a baseline model, logged where the output folder holds one (:data:`_COMPARISON_FOLDER`).
+_WORSE_GATE = Gate.FAIL_IF_WORSE
+#: Where ``fairtalk audit --baseline-model ... -o OUTPUT`` writes the comparison with the baseline.
+_COMPARISON_FOLDER = "comparison"
 #: The longest param value logged (MLflow's own limit is 500 characters in older versions, 6000 in newer).
 _MAX_PARAM = 500
 #: The values of the side column :func:`make_metric` accepts.
@@ -253,6 +260,20 @@ def _read(path: Path) -> AuditRun | AuditResult:
     raise InputError(_MSG_NO_FOLDER, path=str(path))
 
 
+def _comparison_of(given: Path) -> ModelComparison | None:
+    """The comparison with a baseline model that an audit's output folder holds (``OUTPUT/comparison``), or None."""
+    output = given.parent if given.is_file() and given.name == "run.json" else given
+    found = output / _COMPARISON_FOLDER / "results.json"
+    return ModelComparison.read_json(found) if output.is_dir() and found.is_file() else None
+
+
+def _comparison_items(comparison: ModelComparison) -> tuple[dict[str, float], dict[str, str]]:
+    """The ``fail-if-worse`` gate's decision on ``comparison``: metric ``fairtalk/fail-if-worse/passed``, param its headline."""
+    outcome = evaluate(comparison, _WORSE_GATE)
+    name = metric_name("fairtalk", str(_WORSE_GATE))
+    return {f"{name}/passed": 1.0 if outcome.passed else 0.0}, {name: _param(outcome.headline)}
+
+
 def log_audit(
     audit: AuditRun | AuditResult | str | os.PathLike[str],
     *,
@@ -266,7 +287,10 @@ def log_audit(
     audit : AuditRun, AuditResult or path
         A result, or the output folder of ``fairtalk audit`` / ``fairtalk score`` (its report is
         then logged too), or a result file in it: ``run.json``, or an axis' ``results.json`` (its
-        folder's report is logged).
+        folder's report is logged). An output folder of ``fairtalk audit --baseline-model`` (or its
+        ``run.json``) holds the comparison with the baseline (``OUTPUT/comparison``): the
+        ``fail-if-worse`` gate's decision on it is logged too (metric ``fairtalk/fail-if-worse/passed``,
+        param ``fairtalk/fail-if-worse``, its headline).
     run_id : str, optional
         The MLflow run to log to (default: the active run, else a new run, ended afterwards).
     report_dir : path, optional
@@ -300,13 +324,18 @@ def log_audit(
     except ModuleNotFoundError as exc:
         raise FairtalkError(_MSG_MISSING) from exc
     folder = Path(report_dir) if report_dir is not None else None
+    comparison = None
     if isinstance(audit, (str, os.PathLike)):
         given = Path(audit)
         folder = folder or (given.parent if given.is_file() else given)
         audit = _read(given)
+        comparison = _comparison_of(given)
     elif folder is None and isinstance(audit, AuditRun) and audit.config.get("out_dir"):
         folder = Path(str(audit.config["out_dir"]))
     metrics, params = audit_metrics(audit), audit_params(audit)  # a SpecError here starts no run
+    if comparison is not None:  # --baseline-model: the fail-if-worse gate decided on the comparison, logged too
+        worse_metrics, worse_params = _comparison_items(comparison)
+        metrics, params = {**metrics, **worse_metrics}, {**params, **worse_params}
     active = mlflow.active_run()
     started = None
     if run_id is None and active is None:
