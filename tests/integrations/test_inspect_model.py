@@ -196,6 +196,12 @@ def test_a_bad_model_spec_is_one_line_that_inspect_prints_without_a_traceback(of
     rich.print(f"\n{bogus.value.message}\n", file=shown)  # as inspect's command line prints it
     assert shown.getvalue().startswith("\nfairtalk/bogus:x: unknown model spec prefix 'bogus'"), shown.getvalue()
     assert " ".join(shown.getvalue().split()) == str(bogus.value)  # nothing else changed (rich wraps long lines)
+    from fairtalk.integrations._inspect_model import InspectOptionError
+
+    shown = io.StringIO()
+    message = InspectOptionError("[bold]a[/] b:smile: \\[c]").message
+    rich.print(f"{message}", file=shown)
+    assert shown.getvalue() == "[bold]a[/] b:smile: \\[c]\n"  # no markup, no emoji
     inspect_cli = Path(sys.executable).with_name("inspect")
     command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
     done = subprocess.run(

@@ -16,13 +16,13 @@ one, so inspect finds the provider by its name, ``fairtalk``.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
 import anyio
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, StopReason, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
-from rich.markup import escape
 
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.models import DecodingSettings, Responder, finish_reason, hide_credentials, load_responder
@@ -84,7 +84,12 @@ class _Plain(str):
     __slots__ = ()
 
     def __format__(self, format_spec: str) -> str:
-        return escape(str(self)).replace(":", "[i][/i]:")
+        escaped = _MARKUP.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", str(self))  # as rich.markup.escape
+        return escaped.replace(":", "[i][/i]:")
+
+
+#: What rich's markup reads as a tag (``[bold]``, ``[/]``), with the backslashes before it (rich's own pattern).
+_MARKUP = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 @modelapi(name="fairtalk")
