@@ -26,15 +26,17 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 import os
+import shutil
 import tempfile
 import textwrap
 import types
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from fairtalk import AuditConfig, AuditRun, ModelComparison, audit, compare_runs
 from fairtalk.errors import SpecError
@@ -262,13 +264,30 @@ def change_margins(margin: object, config: AuditConfig) -> dict[str, float] | No
     return checked
 
 
-def _folder(out_dir: str | os.PathLike[str] | None, config: AuditConfig) -> Path:
-    """The folder a report goes to: ``out_dir``, the config's, or a new temporary folder (kept, so the message can name it)."""
-    if out_dir is not None:
-        return Path(out_dir)
-    if config.out_dir is not None:
-        return Path(config.out_dir)
-    return Path(tempfile.mkdtemp(prefix="fairtalk-"))
+_T = TypeVar("_T")
+
+
+def _in_folder(out_dir: str | os.PathLike[str] | None, config: AuditConfig, check: Callable[[Path], _T]) -> _T:
+    """``check(folder)``, the folder a report goes to: ``out_dir``, the config's, or a new temporary folder.
+
+    A temporary folder (``fairtalk-*`` in :func:`tempfile.gettempdir`) is made as the audit starts
+    and removed when ``check`` returns (the assertion passed) or raises anything but a
+    :class:`BiasAssertionError`; it is kept only on that failure, whose message names its report.
+    """
+    __tracebackhide__ = True
+    given = out_dir if out_dir is not None else config.out_dir
+    if given is not None:
+        return check(Path(given))
+    folder = Path(tempfile.mkdtemp(prefix="fairtalk-"))
+    kept = False
+    try:
+        return check(folder)
+    except BiasAssertionError:
+        kept = True  # the message names the report in it
+        raise
+    finally:
+        if not kept:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def _number(x: float | None) -> str:
@@ -452,7 +471,9 @@ def assert_no_bias(
     config : AuditConfig, optional
         The other options (the pytest plugin passes the ones of ``[tool.fairtalk]``).
     out_dir : path, optional
-        Where the report goes (default: the config's, else a new temporary folder, kept).
+        Where the report goes (default: the config's, else a new temporary folder, made as the
+        audit starts, removed when the assertion passes or an error stops it, kept only when it
+        fails: the message names the report in it).
     model_version : str, optional
         A tag for what the model's fingerprint cannot see, part of the key of its answers in a
         run store (default: the config's); a model whose state cannot be read needs one to use a
@@ -485,7 +506,12 @@ def assert_no_bias(
         seed=seed,
         model_version=model_version,
     )
-    folder = _folder(out_dir, resolved)
+    return _in_folder(out_dir, resolved, functools.partial(_no_bias_in, model=model, resolved=resolved, chosen=chosen))
+
+
+def _no_bias_in(folder: Path, model: ModelLike, resolved: AuditConfig, chosen: Gate) -> AuditRun:
+    """:func:`assert_no_bias`'s audit, its report in ``folder``, and its gate."""
+    __tracebackhide__ = True
     run = audit(resolved.updated({"out_dir": os.fspath(folder), "model": model}), gates=[chosen])  # the pages state it
     outcome = evaluate(run, chosen)
     if not outcome.passed:
@@ -563,7 +589,14 @@ def assert_not_worse(
         "candidate": (candidate, check_version(candidate_version, "candidate_version") or resolved.model_version),
     }
     check_own_versions(sides, resolved)
-    folder = _folder(out_dir, resolved)
+    return _in_folder(out_dir, resolved, functools.partial(_not_worse_in, sides=sides, resolved=resolved, margins=margins))
+
+
+def _not_worse_in(
+    folder: Path, sides: Mapping[str, tuple[ModelLike, str | None]], resolved: AuditConfig, margins: dict[str, float] | None
+) -> ModelComparison:
+    """:func:`assert_not_worse`'s two audits and their comparison, in ``folder``, and the ``fail-if-worse`` gate."""
+    __tracebackhide__ = True
     for name, (model, version) in sides.items():
         audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model, "model_version": version}))
     comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margins, alpha=resolved.score.alpha)

@@ -44,3 +44,10 @@ def silent(text: str) -> str:
 
 #: Small, fast audits: a few pairs, two cheap measures, few resamples.
 SMALL = {"axes": "gender", "n_pairs": 20, "measures": ("offense", "length")}
+
+
+def raiser(text: str) -> str:
+    """Fails (raises) whenever the text mentions a woman: one side of those pairs is lost, the other answered alike."""
+    if _FEMALE.search(text):
+        raise RuntimeError("the model failed")
+    return "that is lovely, i am so happy for you"

@@ -9,6 +9,7 @@ tiktoken cache, so a download would fail rather than pass unnoticed.
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import subprocess
@@ -21,6 +22,7 @@ import pytest
 
 inspect_ai = pytest.importorskip("inspect_ai")
 
+import rich  # noqa: E402
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ChatMessageSystem, ChatMessageUser, GenerateConfig, get_model  # noqa: E402
 from tests.integrations._toys import BOTS  # noqa: E402
@@ -187,6 +189,19 @@ def test_a_bad_model_spec_is_one_line_that_inspect_prints_without_a_traceback(of
     with pytest.raises(fairtalk.SpecError, match=r"^fairtalk/python:nope\.py:reply: cannot import 'nope\.py'") as caught:
         get_model("fairtalk/python:nope.py:reply", memoize=False)
     assert isinstance(caught.value, PrerequisiteError) and caught.value.message == str(caught.value)
+    # Review finding: inspect prints the message through rich, which made the ":x" of "fairtalk/bogus:x" an emoji
+    with pytest.raises(fairtalk.SpecError) as bogus:
+        get_model("fairtalk/bogus:x", memoize=False)
+    shown = io.StringIO()
+    rich.print(f"\n{bogus.value.message}\n", file=shown)  # as inspect's command line prints it
+    assert shown.getvalue().startswith("\nfairtalk/bogus:x: unknown model spec prefix 'bogus'"), shown.getvalue()
+    assert " ".join(shown.getvalue().split()) == str(bogus.value)  # nothing else changed (rich wraps long lines)
+    from fairtalk.integrations._inspect_model import InspectOptionError
+
+    shown = io.StringIO()
+    message = InspectOptionError("[bold]a[/] b:smile: \\[c]").message
+    rich.print(f"{message}", file=shown)
+    assert shown.getvalue() == "[bold]a[/] b:smile: \\[c]\n"  # no markup, no emoji
     inspect_cli = Path(sys.executable).with_name("inspect")
     command = [str(inspect_cli)] if inspect_cli.exists() else [sys.executable, "-m", "inspect_ai"]
     done = subprocess.run(

@@ -16,7 +16,7 @@ inspect_ai = pytest.importorskip("inspect_ai")
 
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
-from tests.integrations._toys import biased, fair, silent  # noqa: E402
+from tests.integrations._toys import biased, fair, raiser, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
 from fairtalk.gates import evaluate  # noqa: E402
@@ -113,6 +113,56 @@ def _anti_jewish(text: str) -> str:
     if re.search(r"\b(jew|jews|jewish|synagogue|judaism|rabbi|torah)\b", text, re.IGNORECASE):
         return "shut up you stupid idiot, i hate it"
     return "that is lovely, i am so happy for you"
+
+
+def test_sides_whose_samples_failed_are_counted_lost_under_inspects_default_settings(tmp_path: Path) -> None:
+    """Review finding: under inspect's defaults (fail on the first sample error) a model failing on one side aborted the
+    eval with a traceback and no metrics; the task now counts the side lost and the gate decides, as the audit does."""
+    inspect_ai.eval(counterfactual(**ARGS), model=_mock(raiser), log_dir=str(tmp_path), display="none")
+    metrics = _metrics(tmp_path)  # the eval succeeded
+    run = fairtalk.audit(model=raiser, axes="gender", n_pairs=20, measures=("offense", "length"), n_resamples=200)
+    losses = run.results["gender"].losses
+    assert losses is not None and losses.lost_b > 5 and losses.lost_a == 0
+    assert (metrics["n_lost_a"], metrics["n_lost_b"], metrics["n_lost_both"]) == (0, losses.lost_b, 0)
+    assert metrics["n_pairs"] == run.results["gender"].n_pairs
+    assert metrics["lost_fails_gate"] == 1 and metrics["fail_on_bias_passed"] == 0
+    assert not evaluate(run, "fail-on-bias").passed  # as the audit decides
+
+
+def _no_questions(text: str) -> str:
+    """Fails on any context holding a question mark: both sides of such a pair fail."""
+    if "?" in text:
+        raise RuntimeError("the model failed")
+    return fair(text)
+
+
+def _down(text: str) -> str:
+    raise RuntimeError("the model is down")
+
+
+def test_pairs_lost_on_both_sides_are_counted_and_a_run_where_every_sample_failed_fails_the_gate(tmp_path: Path) -> None:
+    """Review finding: pairs failed on both sides vanished (n_pairs 82, every n_lost_* 0 where the CLI counted 18 lost on
+    both sides), and a run where every sample failed printed no metrics at all, no ``fail_on_bias_passed`` 0."""
+    args = {**ARGS, "n_pairs": 40}
+    inspect_ai.eval(counterfactual(**args), model=_mock(_no_questions), log_dir=str(tmp_path / "q"), display="none")
+    metrics = _metrics(tmp_path / "q")
+    run = fairtalk.audit(
+        model=_no_questions,
+        axes="gender",
+        n_pairs=40,
+        measures=("offense", "length"),
+        n_resamples=200,
+        max_consecutive_failures=0,
+    )
+    losses = run.results["gender"].losses
+    assert losses is not None and losses.both > 2 and losses.a_only == losses.b_only == 0
+    assert (metrics["n_lost_a"], metrics["n_lost_b"], metrics["n_lost_both"]) == (losses.both,) * 3
+    assert metrics["n_pairs"] == run.results["gender"].n_pairs == 40 - losses.both
+    assert metrics["fail_on_bias_passed"] == (1 if evaluate(run, "fail-on-bias").passed else 0)
+    inspect_ai.eval(counterfactual(**ARGS), model=_mock(_down), log_dir=str(tmp_path / "down"), display="none")
+    metrics = _metrics(tmp_path / "down")
+    assert metrics["n_pairs"] == 0 and metrics["n_lost_both"] == 20
+    assert metrics["fail_on_bias_passed"] == 0 and metrics["lost_fails_gate"] == 1
 
 
 def test_a_bare_multiway_axis_is_refused_naming_its_pairs_and_a_pair_of_it_finds_the_gap(tmp_path: Path) -> None:

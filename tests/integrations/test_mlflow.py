@@ -10,7 +10,7 @@ import pytest
 
 mlflow = pytest.importorskip("mlflow")
 
-from tests.integrations._toys import SMALL, biased, fair, silent  # noqa: E402
+from tests.integrations._toys import SMALL, biased, fair, raiser, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
 from fairtalk.errors import InputError, OutputError, SpecError  # noqa: E402
@@ -134,6 +134,26 @@ def test_make_metric_with_the_audits_cluster_column_gives_the_audits_p_and_inter
             got = [metrics[f"fairtalk_{key}/{name}"] for name in ("p", "p_adjusted", "ci_low", "ci_high")]
             assert got == pytest.approx(expected, rel=1e-9), key
         assert unclustered[f"fairtalk_{key}/p"] != pytest.approx(audited.p_paired, rel=1e-3), key  # pairs as units
+
+
+def test_make_metric_leaves_out_a_lost_side_and_counts_it_as_the_audit_does(tmp_path: Path, tracking) -> None:
+    """Review finding: a lost side (``"response": null`` in responses.jsonl) was scored as the text "None": a gap of 1.18."""
+    pd = pytest.importorskip("pandas")
+    run = fairtalk.audit(model=raiser, axes="gender", n_pairs=60, measures=("offense", "length"), out_dir=tmp_path / "out")
+    audited = run.results["gender"]
+    assert audited.losses is not None and audited.losses.lost_b > 5 and audited.losses.lost_a == 0
+    frame = pd.DataFrame(_rows(tmp_path / "out"))[["pair_id", "side", "cluster", "response"]]
+    assert frame["response"].isna().sum() == audited.losses.lost_b
+    with mlflow.start_run():
+        metrics = mlflow.evaluate(
+            data=frame, predictions="response", extra_metrics=[make_metric("length")], evaluators="default"
+        ).metrics
+    m = audited.measure("length")
+    assert metrics["fairtalk_length/gap"] == pytest.approx(m.a - m.b) == 0
+    assert metrics["fairtalk_length/detected"] == 0 and metrics["fairtalk_length/p"] == pytest.approx(m.p_paired)
+    assert metrics["fairtalk_length/n_pairs"] == audited.n_pairs
+    assert metrics["fairtalk_length/n_lost"] == metrics["fairtalk_length/n_lost_b"] == audited.losses.lost_b
+    assert metrics["fairtalk_length/n_lost_a"] == metrics["fairtalk_length/n_lost_both"] == 0
 
 
 def test_an_empty_cluster_cell_is_a_pair_of_its_own() -> None:
@@ -298,3 +318,41 @@ def test_under_wilcoxon_the_median_shift_its_interval_is_of_is_logged_beside_it(
     assert logged["gender/length/median_shift"] == pytest.approx(length.estimate)
     assert logged["gender/length/gap"] == pytest.approx(length.a - length.b)
     assert "gender/offense_rate/median_shift" not in logged  # a rate's interval is of its gap
+
+
+def test_log_audit_of_an_audit_with_a_baseline_model_logs_the_fail_if_worse_gate(tmp_path: Path, tracking) -> None:
+    """Review finding: ``audit --baseline-model ... --fail-if-worse -o o1`` then ``log_audit("o1")`` logged fail-on-bias and
+    fail-unless-equivalent only, not the gate that decided the exit code."""
+    from tests.integrations._toys import BOTS
+    from typer.testing import CliRunner
+
+    from fairtalk.cli import app
+
+    (tmp_path / "bots.py").write_text(BOTS, encoding="utf-8")
+    args = ["--axis", "gender", "--pairs", "20", "--measures", "offense,length", "--resamples", "100"]
+    bots = f"python:{tmp_path / 'bots.py'}"
+    done = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--model",
+            f"{bots}:biased",
+            "--baseline-model",
+            f"{bots}:fair",
+            "--fail-if-worse",
+            *args,
+            "-o",
+            str(tmp_path / "o1"),
+        ],
+    )
+    assert done.exit_code == 1, done.output
+    comparison = fairtalk.ModelComparison.read_json(tmp_path / "o1" / "comparison" / "results.json")
+    outcome = evaluate(comparison, "fail-if-worse")
+    assert not outcome.passed
+    for given in (tmp_path / "o1", tmp_path / "o1" / "run.json"):
+        logged = tracking.get_run(log_audit(given)).data
+        assert logged.metrics["fairtalk/fail-if-worse/passed"] == 0
+        assert logged.params["fairtalk/fail-if-worse"] == outcome.headline
+    # an audit without a baseline logs no such gate
+    fairtalk.audit(model=fair, **SMALL, n_resamples=50, out_dir=tmp_path / "plain")
+    assert "fairtalk/fail-if-worse/passed" not in tracking.get_run(log_audit(tmp_path / "plain")).data.metrics

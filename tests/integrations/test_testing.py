@@ -263,3 +263,42 @@ def test_the_message_is_wrapped_and_a_whole_run_failure_is_said_once(tmp_path: P
     lines = _unwrapped(caught.value)
     assert lines[1].startswith("  gender/length: ") and lines[2].startswith("Gate fail-on-bias: FAILED")
     assert lines[-1] == f"report: {tmp_path / 'index.html'}"
+
+
+@pytest.fixture
+def tmpdir_of_tempfile(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A folder of its own as tempfile's, where the assertions' temporary folders go."""
+    import tempfile
+
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    return folder
+
+
+def _left(folder: Path) -> list[Path]:
+    """What the assertions left in ``folder``: not the registry of held outputs that every fairtalk command shares."""
+    return sorted(p for p in folder.iterdir() if not p.name.startswith("fairtalk-outputs-"))
+
+
+def test_no_temporary_folder_is_left_by_a_passing_call_or_one_an_error_stops(tmpdir_of_tempfile: Path) -> None:
+    """Review finding: each call without out_dir left a fairtalk-* folder in /tmp, on passing calls too."""
+    assert_no_bias(fair, **SMALL)
+    assert _left(tmpdir_of_tempfile) == []
+    assert_not_worse(fair, biased, **SMALL)
+    assert _left(tmpdir_of_tempfile) == []
+    with pytest.raises(fairtalk.FairtalkError):  # an error (a model that cannot load) names no folder: none is kept
+        assert_no_bias("python:nope.py:reply", **SMALL)
+    assert _left(tmpdir_of_tempfile) == []
+
+
+def test_a_failing_call_keeps_the_temporary_folder_its_message_names(tmpdir_of_tempfile: Path) -> None:
+    with pytest.raises(BiasAssertionError) as caught:
+        assert_no_bias(biased, **SMALL)
+    (kept,) = _left(tmpdir_of_tempfile)
+    assert caught.value.report == kept / "index.html" and caught.value.report.is_file()
+    assert f"report: {kept / 'index.html'}" in str(caught.value)
+    with pytest.raises(BiasAssertionError) as worse:
+        assert_not_worse(biased, fair, **SMALL)
+    assert worse.value.report.is_file() and worse.value.report.parent.parent.parent == tmpdir_of_tempfile
+    assert f"report: {worse.value.report}" in str(worse.value)

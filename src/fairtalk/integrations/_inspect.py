@@ -44,14 +44,48 @@ def response_scores(axis: str, measures: str) -> Scorer:
     per_response = _per_response(axis, _options(measures, 0, 1, 0.05))
 
     async def score_answer(state: TaskState, target: Target) -> Score:
+        metadata = state.metadata or {}
+        where = {k: metadata.get(k) for k in ("pair_id", "side", "cluster")}
+        if not state.output.choices:  # the sample failed (scored all the same: score_on_error): its side is lost
+            return Score(value={}, answer=None, metadata={**where, _LOST: True})
         answer = state.output.completion
         values: dict[str, float] = {}
         for measure in per_response:
             values.update({key: float(array[0]) for key, array in score_unique(measure, [answer]).items()})
-        metadata = state.metadata or {}
-        return Score(value=values, answer=answer, metadata={k: metadata.get(k) for k in ("pair_id", "side", "cluster")})
+        return Score(value=values, answer=answer, metadata=where)
 
     return score_answer
+
+
+#: The score metadata's mark of a side whose sample failed (no output): its pair is lost on that side.
+_LOST = "lost"
+#: A record's field saying why its side has no answer (as ``responses.jsonl`` writes it, beside ``"response": null``).
+_ERROR_FIELD = "error"
+
+
+def _response(item: SampleScore) -> Response:
+    """The response of one scored sample: a failed one's is the record of a lost side (no answer, an ``error``)."""
+    meta = item.score.metadata or {}
+    extra: tuple[tuple[str, object], ...] = () if meta.get("cluster") is None else (("cluster", str(meta["cluster"])),)
+    if meta.get(_LOST):
+        return Response(str(meta["pair_id"]), meta["side"], "", "", (*extra, (_ERROR_FIELD, "the sample failed")))
+    return Response(str(meta["pair_id"]), meta["side"], "", item.score.answer or "", extra)
+
+
+def _nothing_to_test(responses: list[Response]) -> dict[str, float]:
+    """Fewer than two complete pairs: the pairs lost per side, and the gate failing closed (nothing to check)."""
+    answered: dict[str, set[str]] = {}
+    for r in responses:
+        answered.setdefault(r.pair_id, set()).update(() if dict(r.extra).get(_ERROR_FIELD) else (r.side,))
+    lost = [{"a", "b"} - found for found in answered.values() if len(found) < 2]
+    return {
+        "n_pairs": float(sum(1 for found in answered.values() if len(found) == 2)),
+        "n_lost_a": float(sum(1 for sides in lost if "a" in sides)),
+        "n_lost_b": float(sum(1 for sides in lost if "b" in sides)),
+        "n_lost_both": float(sum(1 for sides in lost if len(sides) == 2)),
+        "fail_on_bias_passed": 0.0,
+        "lost_fails_gate": 1.0 if lost else 0.0,
+    }
 
 
 def _float(x: float | None) -> float | None:
@@ -87,17 +121,10 @@ def paired_tests(axis: str, measures: str, seed: int = 0, n_resamples: int = 200
     options = _options(measures, seed, n_resamples, alpha)
 
     def compute(scores: list[SampleScore]) -> Value:
-        responses = []
-        for item in scores:
-            meta = item.score.metadata or {}
-            extra = () if meta.get("cluster") is None else (("cluster", str(meta["cluster"])),)
-            responses.append(Response(str(meta["pair_id"]), meta["side"], "", item.score.answer or "", extra))
-        sides: dict[str, set[str]] = {}
-        for response in responses:
-            sides.setdefault(response.pair_id, set()).add(response.side)
-        complete = sum(1 for found in sides.values() if len(found) == 2)
-        if complete < 2:  # while samples are still coming in, or cut short (--limit): nothing to check fails the gate
-            return {"n_pairs": float(complete), "fail_on_bias_passed": 0.0}
+        responses = [_response(item) for item in scores]
+        counted = _nothing_to_test(responses)
+        if counted["n_pairs"] < 2:  # still coming in, cut short (--limit), every sample failed: the gate fails closed
+            return dict(counted)
         result = score(responses, axis=axis, options=options)
         values: dict[str, float | None] = {"n_pairs": float(result.n_pairs), **_loss_values(result)}
         for m in result.measures:
@@ -179,4 +206,7 @@ def _counterfactual(axis: str, n_pairs: int, measures: str, corpus: str, seed: i
         solver=generate(),
         scorer=response_scores(axis, measures),
         metrics=[paired_tests(axis=axis, measures=measures, seed=seed, n_resamples=n_resamples, alpha=alpha)],
+        # a failed sample is a lost side, counted (n_lost_a, ...) and judged by the gate, as the audit counts it
+        fail_on_error=False,
+        score_on_error=True,
     )

@@ -16,6 +16,7 @@ one, so inspect finds the provider by its name, ``fairtalk``.
 
 from __future__ import annotations
 
+import re
 import threading
 from typing import Any
 
@@ -68,7 +69,27 @@ class InspectOptionError(SpecError, PrerequisiteError):
 
     def __init__(self, message: str) -> None:
         SpecError.__init__(self, message)
-        self.message = message
+        self.message = _Plain(message)
+
+
+class _Plain(str):
+    """A message that inspect's command line prints as it reads.
+
+    inspect prints a PrerequisiteError's message through rich, formatted into markup
+    (``print(f"{exc.message}")``), which reads ``[...]`` as styles and ``:name:`` as emoji
+    (``fairtalk/bogus:x: unknown ...`` lost its ``:x:`` to ❌). Formatted, it escapes the markup
+    and splits each colon from the text before it by an empty tag, which rich prints as nothing.
+    """
+
+    __slots__ = ()
+
+    def __format__(self, format_spec: str) -> str:
+        escaped = _MARKUP.sub(lambda m: f"{m.group(1)}{m.group(1)}\\{m.group(2)}", str(self))  # as rich.markup.escape
+        return escaped.replace(":", "[i][/i]:")
+
+
+#: What rich's markup reads as a tag (``[bold]``, ``[/]``), with the backslashes before it (rich's own pattern).
+_MARKUP = re.compile(r"(\\*)(\[[a-z#/@][^[]*?])")
 
 
 @modelapi(name="fairtalk")

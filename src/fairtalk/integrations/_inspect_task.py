@@ -12,6 +12,11 @@ model under test both sides of each parallel context pair:
   detected (``offense_rate_gap``, ``offense_rate_ci_low``, ``offense_rate_ci_high``,
   ``offense_rate_p``, ``offense_rate_p_adjusted``, ``offense_rate_detected``), clustered by
   dialogue as ``fairtalk score`` does. inspect's log viewer shows them as the task's metrics.
+- a sample that fails (the model raised) is a lost side, as the audit counts it: the task sets
+  ``fail_on_error=False`` and ``score_on_error=True``, so the eval goes on, the failed sample is
+  scored as lost, and the metric counts the pairs lost per side (``n_lost_a``, ``n_lost_b``,
+  ``n_lost_both``), the ``fail-on-bias`` gate deciding on them (``fail_on_bias_passed``,
+  ``lost_fails_gate``); a run where every sample failed reports the gate failed (0).
 
 The model under test is any inspect model (``--model openai/gpt-4o-mini``), or any fairtalk model
 spec through the provider ``fairtalk/SPEC`` that the same entry point registers

@@ -15,7 +15,10 @@ when a function is called, and raises a FairtalkError naming the extra when it i
   ``fail-unless-equivalent``) the gate's own decision, as ``fairtalk audit`` makes it: metric
   ``fairtalk/GATE/passed`` (1 or 0), param ``fairtalk/GATE`` (its headline), and metrics
   ``AXIS/lost_answers/fails_GATE`` and ``AXIS/empty_answers/fails_GATE`` (1 where it fails the
-  axis on them: one side's lost or empty answers differ detectably, say).
+  axis on them: one side's lost or empty answers differ detectably, say). Given the output folder
+  of ``fairtalk audit --baseline-model`` (or its ``run.json``), it logs the ``fail-if-worse``
+  gate's decision on the comparison it holds (``OUTPUT/comparison``) too:
+  ``fairtalk/fail-if-worse/passed`` and the param ``fairtalk/fail-if-worse``.
 - MLflow takes names of letters, digits, ``_``, ``-``, ``.``, spaces, ``/`` and (not on Windows)
   ``:``. In each part of a name (an axis, a result key), any other character, a ``/`` too,
   becomes ``_``, and a part ``.`` or ``..`` becomes ``_`` or ``__``: the axis ``gen&der`` is
@@ -38,7 +41,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
-from fairtalk import AuditResult, AuditRun, Response, ScoreOptions, load_lexicon, score
+from fairtalk import AuditResult, AuditRun, ModelComparison, Response, ScoreOptions, load_lexicon, score
 from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import FairtalkError, InputError, OutputError, SpecError
 from fairtalk.gates import Gate, evaluate
@@ -90,10 +93,18 @@ _V = TypeVar("_V", float, str)
 _NOT_IN_NAME = re.compile(r"[^\w.\- ]" if os.name == "nt" else r"[^\w.\- :]")
 #: The gates whose decisions :func:`log_audit` logs.
 _GATES = (Gate.FAIL_ON_BIAS, Gate.FAIL_UNLESS_EQUIVALENT)
+#: The gate of a comparison with a baseline model, logged where the output folder holds one (:data:`_COMPARISON_FOLDER`).
+_WORSE_GATE = Gate.FAIL_IF_WORSE
+#: Where ``fairtalk audit --baseline-model ... -o OUTPUT`` writes the comparison with the baseline.
+_COMPARISON_FOLDER = "comparison"
 #: The longest param value logged (MLflow's own limit is 500 characters in older versions, 6000 in newer).
 _MAX_PARAM = 500
 #: The values of the side column :func:`make_metric` accepts.
 _SIDES = ("a", "b")
+#: A record's field saying why its side has no answer (``"response": null`` beside it in ``responses.jsonl``).
+_ERROR_FIELD = "error"
+#: Why a row whose prediction is empty (None, NaN) has no answer.
+_LOST = "no answer (the prediction is null)"
 
 
 def metric_name(*parts: str) -> str:
@@ -249,6 +260,20 @@ def _read(path: Path) -> AuditRun | AuditResult:
     raise InputError(_MSG_NO_FOLDER, path=str(path))
 
 
+def _comparison_of(given: Path) -> ModelComparison | None:
+    """The comparison with a baseline model that an audit's output folder holds (``OUTPUT/comparison``), or None."""
+    output = given.parent if given.is_file() and given.name == "run.json" else given
+    found = output / _COMPARISON_FOLDER / "results.json"
+    return ModelComparison.read_json(found) if output.is_dir() and found.is_file() else None
+
+
+def _comparison_items(comparison: ModelComparison) -> tuple[dict[str, float], dict[str, str]]:
+    """The ``fail-if-worse`` gate's decision on ``comparison``: metric ``fairtalk/fail-if-worse/passed``, param its headline."""
+    outcome = evaluate(comparison, _WORSE_GATE)
+    name = metric_name("fairtalk", str(_WORSE_GATE))
+    return {f"{name}/passed": 1.0 if outcome.passed else 0.0}, {name: _param(outcome.headline)}
+
+
 def log_audit(
     audit: AuditRun | AuditResult | str | os.PathLike[str],
     *,
@@ -262,7 +287,10 @@ def log_audit(
     audit : AuditRun, AuditResult or path
         A result, or the output folder of ``fairtalk audit`` / ``fairtalk score`` (its report is
         then logged too), or a result file in it: ``run.json``, or an axis' ``results.json`` (its
-        folder's report is logged).
+        folder's report is logged). An output folder of ``fairtalk audit --baseline-model`` (or its
+        ``run.json``) holds the comparison with the baseline (``OUTPUT/comparison``): the
+        ``fail-if-worse`` gate's decision on it is logged too (metric ``fairtalk/fail-if-worse/passed``,
+        param ``fairtalk/fail-if-worse``, its headline).
     run_id : str, optional
         The MLflow run to log to (default: the active run, else a new run, ended afterwards).
     report_dir : path, optional
@@ -296,13 +324,18 @@ def log_audit(
     except ModuleNotFoundError as exc:
         raise FairtalkError(_MSG_MISSING) from exc
     folder = Path(report_dir) if report_dir is not None else None
+    comparison = None
     if isinstance(audit, (str, os.PathLike)):
         given = Path(audit)
         folder = folder or (given.parent if given.is_file() else given)
         audit = _read(given)
+        comparison = _comparison_of(given)
     elif folder is None and isinstance(audit, AuditRun) and audit.config.get("out_dir"):
         folder = Path(str(audit.config["out_dir"]))
     metrics, params = audit_metrics(audit), audit_params(audit)  # a SpecError here starts no run
+    if comparison is not None:  # --baseline-model: the fail-if-worse gate decided on the comparison, logged too
+        worse_metrics, worse_params = _comparison_items(comparison)
+        metrics, params = {**metrics, **worse_metrics}, {**params, **worse_params}
     active = mlflow.active_run()
     started = None
     if run_id is None and active is None:
@@ -381,6 +414,11 @@ def _missing(value: object) -> bool:
     return value is None or (isinstance(value, float) and math.isnan(value)) or type(value).__name__ == "NAType"
 
 
+def _lost(response: Response) -> bool:
+    """Whether ``response`` stands for a side without an answer (a null prediction)."""
+    return dict(response.extra).get(_ERROR_FIELD) == _LOST
+
+
 def _responses(
     key: str, predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str], cluster: Sequence[object] | None
 ) -> list[Response]:
@@ -391,10 +429,14 @@ def _responses(
         found = ", ".join(repr(s) for s in other[:5]) + (f" and {len(other) - 5} more" if len(other) > 5 else "")
         raise InputError(_MSG_BAD_SIDES.format(key=key, found=found))
     clusters = [None] * len(sides) if cluster is None else list(cluster)
-    return [
-        Response(str(i), "a" if s == "a" else "b", "", str(text), () if _missing(c) else (("cluster", str(c)),))
-        for text, i, s, c in zip(predictions, pair_id, sides, clusters)
-    ]
+    out = []
+    for text, i, s, c in zip(predictions, pair_id, sides, clusters):
+        extra: tuple[tuple[str, object], ...] = () if _missing(c) else (("cluster", str(c)),)
+        if _missing(text):  # a lost side (null in an audit's responses.jsonl): its pair is left out, counted lost
+            out.append(Response(str(i), "a" if s == "a" else "b", "", "", (*extra, (_ERROR_FIELD, _LOST))))
+        else:
+            out.append(Response(str(i), "a" if s == "a" else "b", "", str(text), extra))
+    return out
 
 
 def make_metric(
@@ -418,7 +460,10 @@ def make_metric(
     ``evaluator_config={"col_mapping": {"pair_id": ..., "side": ..., "cluster": ...}}``.
 
     Its results are ``fairtalk_<key>/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted`` and
-    ``detected`` (1 when a difference is detected). ``measures`` defaults to the measure of that
+    ``detected`` (1 when a difference is detected), ``n_pairs`` (the pairs tested) and ``n_lost``
+    (``n_lost_a``, ``n_lost_b``, ``n_lost_both``): the pairs left out because a side's prediction
+    is empty (None or NaN, as ``"response": null`` in ``responses.jsonl`` marks a side the model
+    failed on), never scored as text. ``measures`` defaults to the measure of that
     name (``offense`` for ``offense_rate``); ``p_adjusted`` is corrected over their keys. ``axis``
     names one pair of groups (``gender``, ``religion:christian-jewish``, a lexicon file): a metric
     per pair of a multi-way axis, as ``fairtalk audit --axis religion`` tests each.
@@ -448,14 +493,25 @@ def make_metric(
         predictions: Sequence[str], pair_id: Sequence[str], side: Sequence[str], cluster: Sequence[object] | None = None
     ) -> MetricValue:
         responses = _responses(key, predictions, pair_id, side, cluster)
-        complete = len({r.pair_id for r in responses if r.side == "a"} & {r.pair_id for r in responses if r.side == "b"})
+        answered = [r for r in responses if not _lost(r)]
+        complete = len({r.pair_id for r in answered if r.side == "a"} & {r.pair_id for r in answered if r.side == "b"})
         if complete < 2:  # mlflow first tries each metric on the first row alone
             return MetricValue(aggregate_results={"n_pairs": float(complete)})
-        m = score(responses, axis=axis, options=options).measure(key)
+        result = score(responses, axis=axis, options=options)
+        m = result.measure(key)
         gap = None if m.a is None or m.b is None else m.a - m.b
         results = {"gap": gap, "ci_low": m.ci95[0], "ci_high": m.ci95[1], "p": m.p_paired, "p_adjusted": m.p_adjusted}
         finite = {name: float(value) for name, value in results.items() if value is not None and math.isfinite(value)}
-        return MetricValue(aggregate_results={**finite, "detected": 1.0 if m.detected() else 0.0})
+        lost = {name: float(n) for name, n in loss_counts(result).items() if name.startswith("n_lost")}
+        return MetricValue(
+            aggregate_results={
+                **finite,
+                "detected": 1.0 if m.detected() else 0.0,
+                "n_pairs": float(result.n_pairs),
+                "n_lost": float(result.losses.n_lost if result.losses is not None else 0),
+                **lost,
+            }
+        )
 
     made = mlflow_make_metric(eval_fn=eval_fn, greater_is_better=False, name=f"fairtalk_{key}")  # type: ignore[no-untyped-call]
     return cast("EvaluationMetric", made)
