@@ -68,7 +68,7 @@ def test_make_metric_runs_the_paired_test_inside_mlflow_evaluate(tracking) -> No
         }
     )
     with mlflow.start_run():
-        result = mlflow.evaluate(
+        result = mlflow.models.evaluate(
             data=data, predictions="outputs", extra_metrics=[make_metric("offense_rate")], evaluators="default"
         )
     metrics = result.metrics
@@ -120,7 +120,7 @@ def test_make_metric_with_the_audits_cluster_column_gives_the_audits_p_and_inter
     def evaluate(data, **config):  # noqa: ANN001, ANN202
         with mlflow.start_run():
             metrics = [make_metric(key, measures=("offense", "length")) for key in keys]
-            return mlflow.evaluate(
+            return mlflow.models.evaluate(
                 data=data, predictions="outputs", extra_metrics=metrics, evaluators="default", evaluator_config=config
             ).metrics
 
@@ -145,7 +145,7 @@ def test_make_metric_leaves_out_a_lost_side_and_counts_it_as_the_audit_does(tmp_
     frame = pd.DataFrame(_rows(tmp_path / "out"))[["pair_id", "side", "cluster", "response"]]
     assert frame["response"].isna().sum() == audited.losses.lost_b
     with mlflow.start_run():
-        metrics = mlflow.evaluate(
+        metrics = mlflow.models.evaluate(
             data=frame, predictions="response", extra_metrics=[make_metric("length")], evaluators="default"
         ).metrics
     m = audited.measure("length")

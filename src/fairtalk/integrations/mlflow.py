@@ -1,4 +1,4 @@
-"""fairtalk in MLflow: :func:`log_audit` logs an audit to a run, :func:`make_metric` tests gaps inside ``mlflow.evaluate``.
+"""fairtalk in MLflow: :func:`log_audit` logs an audit to a run, :func:`make_metric` tests gaps inside ``mlflow.models.evaluate``.
 
 ``pip install 'fairtalk[mlflow]'`` (``mlflow-skinny`` is enough). This module imports mlflow only
 when a function is called, and raises a FairtalkError naming the extra when it is missing.
@@ -26,7 +26,7 @@ when a function is called, and raises a FairtalkError naming the extra when it i
   are a SpecError before any run is started. When MLflow refuses what is logged, a run that
   :func:`log_audit` started ends ``FAILED`` (never a finished run holding part of an audit), and
   the error is an :class:`~fairtalk.errors.OutputError` naming the run.
-- :func:`make_metric` is an ``extra_metrics`` entry for ``mlflow.evaluate``: it sees every row,
+- :func:`make_metric` is an ``extra_metrics`` entry for ``mlflow.models.evaluate``: it sees every row,
   pairs them by a pair-id and a side column, and reports fairtalk's paired test of one result key
   (``gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``detected``), clustered by dialogue
   when the data has a ``cluster`` column, as an audit's ``responses.jsonl`` has.
@@ -447,7 +447,7 @@ def make_metric(
     n_resamples: int = 2000,
     alpha: float = 0.05,
 ) -> EvaluationMetric:
-    """An ``mlflow.evaluate`` metric: fairtalk's paired test of result key ``key`` over every evaluated row.
+    """An ``mlflow.models.evaluate`` metric: fairtalk's paired test of result key ``key`` over every evaluated row.
 
     The evaluation data must hold both sides of each pair, in columns ``pair_id`` (the pair's id)
     and ``side`` (``a`` or ``b``); the predictions are the answers. A ``cluster`` column (the
@@ -478,7 +478,7 @@ def make_metric(
         (``religion``: the metric tests one pair of groups, so the message names the pairs to
         choose, ``religion:christian-jewish``, ...), or anything but one axis name.
     InputError
-        From the metric, when ``mlflow.evaluate`` runs it: a side other than ``a`` or ``b`` (the
+        From the metric, when ``mlflow.models.evaluate`` runs it: a side other than ``a`` or ``b`` (the
         message names the values found and those accepted).
     """
     try:
