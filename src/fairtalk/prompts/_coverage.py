@@ -67,10 +67,11 @@ def unbalanced_warning(
     True
     """
     cells = pd.DataFrame({"template": list(templates), "structure": list(structures), "group": list(groups)})
-    present = [name for name in names if name in set(cells["group"])]
+    seen = set(cells["group"])
+    present = [name for name in names if name in seen]
     if len(present) < 2:
         return None
-    held = cells.groupby(["template", "structure"], sort=False)["group"].agg(lambda g: frozenset(g))
+    held = cells.groupby(["template", "structure"], sort=False)["group"].agg(frozenset)
     lacking = held[held.map(lambda g: not set(present) <= g)]
     if lacking.empty:
         return None

@@ -79,7 +79,8 @@ The sample must be uniform within each group (``fairtalk label`` draws it so). I
 analysed completions do not hold and labels outside regard's four are counted in warnings;
 a file with no label left (all outside, or none on an analysed completion) is an error
 (:func:`check_usable`), as an empty one is. Labels of fairtalk's own annotator (``fairtalk
-regard label`` wrote them) are refused (:func:`refuse_machine_labels`): a scorer's labels are no gold. A gold row stores the text it labelled (``"text"``): where a joined id's
+regard label`` wrote them) are refused (:func:`refuse_machine_labels`): a scorer's labels are no
+gold. A gold row stores the text it labelled (``"text"``): where a joined id's
 completion holds another text (the labels were given on another completions file, whose line
 numbers are ids too), :func:`gold_regard` refuses the labels, naming how many and the first: labels
 of other texts must not correct a gap (:meth:`fairtalk.gold.Gold.texts` reads them from a gold file).
