@@ -356,3 +356,64 @@ def test_log_audit_of_an_audit_with_a_baseline_model_logs_the_fail_if_worse_gate
     # an audit without a baseline logs no such gate
     fairtalk.audit(model=fair, **SMALL, n_resamples=50, out_dir=tmp_path / "plain")
     assert "fairtalk/fail-if-worse/passed" not in tracking.get_run(log_audit(tmp_path / "plain")).data.metrics
+
+
+def _audit_with_labels(tmp_path: Path, *, side_a_offensive: bool) -> fairtalk.AuditRun:
+    """An audit of a bot answering everyone alike, with a gold file labelling side a offensive (or no side)."""
+    fairtalk.audit(model=fair, **SMALL, n_resamples=100, out_dir=tmp_path / "first")
+    answers = fairtalk.read_responses(tmp_path / "first" / "gender" / "responses.jsonl")
+    gold = tmp_path / "gold.jsonl"
+    gold.write_text(
+        "".join(
+            json.dumps({"pair_id": r.pair_id, "side": r.side, "offense_rate": int(side_a_offensive and r.side == "a")}) + "\n"
+            for r in answers.a + answers.b
+        ),
+        encoding="utf-8",
+    )
+    return fairtalk.audit(model=fair, **SMALL, n_resamples=100, gold=str(gold), out_dir=tmp_path / "out")
+
+
+def test_log_audit_logs_the_labelled_gap_the_gate_read_and_each_keys_decision_as_the_gate_made_it(
+    tmp_path: Path, tracking
+) -> None:
+    """Review finding: with ``audit --gold`` the labels failed fail-on-bias on offense_rate (a difference the scorer
+    missed), yet MLflow showed only the scorer's gap 0, its interval and verdict, beside a gate passed 0 that no logged
+    figure explained."""
+    run = _audit_with_labels(tmp_path, side_a_offensive=True)
+    offense = run.results["gender"].measure("offense_rate")
+    assert offense.ppi is not None and not offense.detected()  # the scorer alone finds no difference
+    bias = evaluate(run, "fail-on-bias")
+    decision = bias.decision("gender", "offense_rate")
+    assert not bias.passed and decision is not None and decision.on == "labels"
+    logged = tracking.get_run(log_audit(tmp_path / "out")).data
+    metrics = logged.metrics
+    assert metrics["gender/offense_rate/gap"] == 0  # the scorer's figures stay, under their names
+    assert (metrics["gender/offense_rate/ci_low"], metrics["gender/offense_rate/ci_high"]) == pytest.approx(offense.ci95)
+    assert metrics["gender/offense_rate/gap.labelled"] == pytest.approx(offense.ppi.estimate) == pytest.approx(1.0)
+    low, high = metrics["gender/offense_rate/ci_low.labelled"], metrics["gender/offense_rate/ci_high.labelled"]
+    assert (low, high) == pytest.approx(offense.ppi.ci95) and low > 0  # the interval excludes 0: what failed the key
+    assert metrics["gender/offense_rate/p.labelled"] == pytest.approx(offense.ppi.p)
+    assert metrics["gender/offense_rate/n_labels"] == offense.ppi.n_labels == 20
+    assert metrics["gender/offense_rate/labels_alone"] == (1.0 if offense.ppi.labels_alone else 0.0)
+    assert metrics["fairtalk/fail-on-bias/passed"] == 0 and metrics["gender/offense_rate/fails_fail-on-bias"] == 1
+    length = bias.decision("gender", "length")
+    assert length is not None and metrics["gender/length/fails_fail-on-bias"] == (0 if length.passed else 1)
+    equivalence = evaluate(run, "fail-unless-equivalent")
+    assert metrics["fairtalk/fail-unless-equivalent/passed"] == (1 if equivalence.passed else 0)
+    for d in equivalence.decisions:
+        assert metrics[f"gender/{d.key}/fails_fail-unless-equivalent"] == (0 if d.passed else 1)
+    params = logged.params
+    assert params["gender/offense_rate/verdict"] == offense.verdict.value  # the scorer's verdict, as before
+    assert params["gender/offense_rate/fail-on-bias"] == decision.reason[:500]
+    assert params["gender/offense_rate/fail-on-bias"].startswith("the labels show a difference the scorer missed")
+    assert "gender/length/gap.labelled" not in metrics and "gender/length/n_labels" not in metrics  # length: no labels
+
+
+def test_log_audit_of_labels_that_agree_logs_them_and_the_gates_pass(tmp_path: Path, tracking) -> None:
+    run = _audit_with_labels(tmp_path, side_a_offensive=False)
+    offense = run.results["gender"].measure("offense_rate")
+    assert offense.ppi is not None
+    metrics = tracking.get_run(log_audit(run)).data.metrics
+    assert metrics["gender/offense_rate/gap.labelled"] == 0 == metrics["gender/offense_rate/gap"]
+    assert metrics["gender/offense_rate/fails_fail-on-bias"] == 0
+    assert metrics["fairtalk/fail-on-bias/passed"] == (1 if evaluate(run, "fail-on-bias").passed else 0)

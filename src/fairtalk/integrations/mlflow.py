@@ -15,7 +15,13 @@ when a function is called, and raises a FairtalkError naming the extra when it i
   ``fail-unless-equivalent``) the gate's own decision, as ``fairtalk audit`` makes it: metric
   ``fairtalk/GATE/passed`` (1 or 0), param ``fairtalk/GATE`` (its headline), and metrics
   ``AXIS/lost_answers/fails_GATE`` and ``AXIS/empty_answers/fails_GATE`` (1 where it fails the
-  axis on them: one side's lost or empty answers differ detectably, say). Given the output folder
+  axis on them: one side's lost or empty answers differ detectably, say), and per primary key the
+  gate's decision on it, metric ``AXIS/KEY/fails_GATE`` (1 where the gate fails it) and param
+  ``AXIS/KEY/GATE`` (its reason). Where a key has a labelled estimate (``--gold``:
+  prediction-powered, or the labels' alone), the figures the gates read are logged beside the
+  scorer's: ``AXIS/KEY/gap.labelled``, ``ci_low.labelled``, ``ci_high.labelled`` (its 95%
+  interval), ``p.labelled``, ``n_labels`` and ``labels_alone`` (1 where the estimate is the
+  labels' alone); ``gap``, ``ci_low``, ``ci_high`` and ``verdict`` stay the scorer's. Given the output folder
   of ``fairtalk audit --baseline-model`` (or its ``run.json``), it logs the ``fail-if-worse``
   gate's decision on the comparison it holds (``OUTPUT/comparison``) too:
   ``fairtalk/fail-if-worse/passed`` and the param ``fairtalk/fail-if-worse``.
@@ -44,12 +50,12 @@ from typing import TYPE_CHECKING, TypeVar, cast
 from fairtalk import AuditResult, AuditRun, ModelComparison, Response, ScoreOptions, load_lexicon, score
 from fairtalk.config import JUDGE_PREFIX
 from fairtalk.errors import FairtalkError, InputError, OutputError, SpecError
-from fairtalk.gates import Gate, evaluate
+from fairtalk.gates import Gate, GateOutcome, KeyDecision, evaluate
 from fairtalk.integrations._losses import failed_on_losses, loss_counts
 from fairtalk.integrations._pair_sides import check_one_pair
 from fairtalk.measures import Judge, build_default, build_measure
 from fairtalk.pipeline import is_prompt_analysis
-from fairtalk.results import COMPARISON_KIND, read_result_file
+from fairtalk.results import COMPARISON_KIND, MeasureResult, read_result_file
 
 if TYPE_CHECKING:
     from mlflow import MlflowClient
@@ -147,7 +153,11 @@ def _results(audit: AuditRun | AuditResult) -> dict[str, AuditResult]:
 
 
 def _gate_metrics(audit: AuditRun | AuditResult) -> list[tuple[tuple[str, ...], float]]:
-    """Per gate, 1 when it passes (``fairtalk/GATE/passed``), and per axis 1 when it fails on its lost (empty) answers."""
+    """Per gate, 1 when it passes (``fairtalk/GATE/passed``), per axis 1 when it fails on its lost (empty) answers.
+
+    And per primary key the gate decided, 1 when it fails it (``AXIS/KEY/fails_GATE``): the gate's
+    own decision (:func:`fairtalk.gates.evaluate`), its labelled estimate read, not the scorer's verdict.
+    """
     out: list[tuple[tuple[str, ...], float]] = []
     results = _results(audit)
     for gate in _GATES:
@@ -157,7 +167,33 @@ def _gate_metrics(audit: AuditRun | AuditResult) -> list[tuple[tuple[str, ...], 
             lost, empty = failed_on_losses(outcome, axis)
             out.append(((axis, "lost_answers", f"fails_{gate}"), 1.0 if lost else 0.0))
             out.append(((axis, "empty_answers", f"fails_{gate}"), 1.0 if empty else 0.0))
+        out += [((str(d.axis), str(d.key), f"fails_{gate}"), 0.0 if d.passed else 1.0) for d in _key_decisions(outcome)]
     return out
+
+
+def _key_decisions(outcome: GateOutcome) -> list[KeyDecision]:
+    """The gate's decisions on primary keys (not its whole-run or axis failures)."""
+    return [d for d in outcome.decisions if d.axis is not None and d.key is not None]
+
+
+def _labelled_metrics(m: MeasureResult) -> list[tuple[str, float | None]]:
+    """``m``'s labelled estimate (``score(gold=...)``: PPI, or the labels' alone), as the gates read it; empty without one.
+
+    ``gap.labelled`` with its 95% interval ``ci_low.labelled``/``ci_high.labelled`` (what the
+    gates decide on) and ``p.labelled``; ``n_labels``; ``labels_alone`` (1 where the estimate is
+    the labels' alone, 0 where it is prediction-powered).
+    """
+    ppi = m.ppi
+    if ppi is None:
+        return []
+    return [
+        ("gap.labelled", ppi.estimate),
+        ("ci_low.labelled", ppi.ci95[0]),
+        ("ci_high.labelled", ppi.ci95[1]),
+        ("p.labelled", ppi.p),
+        ("n_labels", float(ppi.n_labels)),
+        ("labels_alone", 1.0 if ppi.labels_alone else 0.0),
+    ]
 
 
 def _axis_metrics(axis: str, result: AuditResult) -> list[tuple[tuple[str, ...], float]]:
@@ -174,6 +210,7 @@ def _axis_metrics(axis: str, result: AuditResult) -> list[tuple[tuple[str, ...],
             ("a", m.a),
             ("b", m.b),
             ("median_shift", m.estimate if m.estimate_name == "hodges-lehmann" else None),  # what ci_low/ci_high are of
+            *_labelled_metrics(m),
         ):
             finite = _finite(value)
             if finite is not None:
@@ -186,8 +223,11 @@ def audit_metrics(audit: AuditRun | AuditResult) -> dict[str, float]:
 
     Per axis and key ``AXIS/KEY/gap``, ``ci_low``, ``ci_high``, ``p``, ``p_adjusted``, ``a``, ``b``;
     per axis its lost and empty answers per side (``AXIS/n_lost_a``, ..., ``AXIS/n_empty_both``);
-    per gate its decision (``fairtalk/GATE/passed``) and whether it fails an axis on its lost
-    (empty) answers (``AXIS/lost_answers/fails_GATE``, ``AXIS/empty_answers/fails_GATE``).
+    per gate its decision (``fairtalk/GATE/passed``), whether it fails an axis on its lost
+    (empty) answers (``AXIS/lost_answers/fails_GATE``, ``AXIS/empty_answers/fails_GATE``) and
+    whether it fails each primary key (``AXIS/KEY/fails_GATE``); where a key has a labelled
+    estimate, the figures the gates read (``AXIS/KEY/gap.labelled``, ``ci_low.labelled``,
+    ``ci_high.labelled``, ``p.labelled``, ``n_labels``, ``labels_alone``).
 
     Raises
     ------
@@ -207,7 +247,8 @@ def _param(text: str) -> str:
 def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
     """The params :func:`log_audit` logs: each key's verdict, each axis' ``n_pairs``/``alpha``/``correction``, the model.
 
-    And each gate's headline (``fairtalk/GATE``), and where an axis lost or answered empty any
+    And each gate's headline (``fairtalk/GATE``) and its reason on each primary key
+    (``AXIS/KEY/GATE``, which names the labels where they decided), and where an axis lost or answered empty any
     pair, what (``AXIS/lost_answers``, ``AXIS/empty_answers``: ``73 of 100 pairs (side a only 0, ...)``).
     Named as MLflow takes them (:func:`metric_name`); SpecError for two axes MLflow would log as one.
     """
@@ -215,7 +256,8 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
     if isinstance(audit, AuditRun):
         out.append((("fairtalk", "model"), audit.model.partition(" ")[0]))
     results = _results(audit)
-    out += [(("fairtalk", str(gate)), _param(evaluate(results, gate).headline)) for gate in _GATES]
+    outcomes = [evaluate(results, gate) for gate in _GATES]
+    out += [(("fairtalk", str(outcome.gate)), _param(outcome.headline)) for outcome in outcomes]
     for axis, result in results.items():
         for name, found in (("lost_answers", result.losses), ("empty_answers", result.empties)):
             if found is not None:
@@ -226,6 +268,8 @@ def audit_params(audit: AuditRun | AuditResult) -> dict[str, str]:
             ((axis, "correction"), result.correction),
         ]
         out += [((axis, m.name, "verdict"), m.verdict.value) for m in result.measures]
+    for outcome in outcomes:  # the gate's reason on each primary key: the labels' where they decided
+        out += [((str(d.axis), str(d.key), str(outcome.gate)), _param(d.reason)) for d in _key_decisions(outcome)]
     return _named(out)
 
 
