@@ -174,3 +174,39 @@ def test_a_key_shown_equivalent_that_the_labels_could_not_confirm_is_marked_in_t
     assert "Offense Rate (%) (the labels could not confirm it)" in holds_zero
     confirmed = _headline(render_html(_labelled(every, "offense_rate", -0.01, 0.01), plots=False))
     assert "Offense Rate (%)" in confirmed and "could not confirm" not in confirmed
+
+
+def _within_margin(result: AuditResult, name: str) -> AuditResult:
+    """``result`` with ``name``'s verdict a difference detected whose whole interval lies inside its margin (equivalent)."""
+    measures = tuple(
+        dataclasses.replace(m, verdict=Verdict.DIFFERENT, p_adjusted=0.001, equivalent=True) if m.name == name else m
+        for m in result.measures
+    )
+    return dataclasses.replace(result, measures=measures)
+
+
+def test_a_difference_within_the_margin_that_the_labels_could_not_confirm_is_marked_in_the_red_list() -> None:
+    """Review finding: a key whose difference lies within its margin (the equivalence gate passes it) and whose labels
+    could not confirm that stood in report.html's red list unmarked, while the gate's headline and the console said the
+    labels could not confirm it: the headline marked only the keys shown equivalent."""
+    every = dataclasses.replace(_every_key(build_result(hostile=False), Verdict.EQUIVALENT), input_summary={})  # no losses
+    within = _within_margin(every, "offense_rate")
+    result = _labelled(within, "offense_rate", -0.01, 0.03)  # holds 0; not inside ±0.02, not wholly outside it
+    found = axis_findings(result)
+    assert (found.detected, found.within_margin, found.unconfirmed) == (("offense_rate",), ("offense_rate",), ("offense_rate",))
+    decision = evaluate(result, Gate.FAIL_UNLESS_EQUIVALENT).decision("gender", "offense_rate")
+    assert decision is not None and decision.passed and decision.on == "unconfirmed"
+    headline = _headline(render_html(result, plots=False))
+    red = re.search(r'<span class="badge bias">1 significant difference</span> ([^<]*)', headline)
+    assert red is not None
+    assert red.group(1).strip() == "Offense Rate (%) (within the margin; the labels could not confirm it)"
+    assert '<span class="badge bias">1 of 8</span> Offense Rate (%) (within the margin; the labels could not confirm it)' in (
+        _index_cell(result)
+    )
+    for unmarked in (within, _labelled(within, "offense_rate", -0.01, 0.01)):  # no labels; labels inside the margin
+        assert not axis_findings(unmarked).unconfirmed
+        plain = re.search(
+            r'<span class="badge bias">1 significant difference</span> ([^<]*)', _headline(render_html(unmarked, plots=False))
+        )
+        assert plain is not None and plain.group(1).strip() == "Offense Rate (%)"
+        assert "could not confirm" not in _index_cell(unmarked)

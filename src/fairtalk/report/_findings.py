@@ -7,7 +7,7 @@ and pairs not counterfactual fail a gate whatever its keys show. :func:`axis_fin
 once, which primary keys are shown different (by the scorer or by the labels), which are shown
 equivalent and stand, which are inconclusive, what the labels overrule and why, and the axis'
 own failures, so that report.html's headline, index.html, the plain summary and the console say
-the same as the gate.
+the same as the gate. :func:`different_labels` is the red list the two pages show, marked as the gates decide.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fairtalk.gates import Gate, KeyDecision, LabelsFindings, evaluate, labels_findings
-from fairtalk.report._table import different_measures
+from fairtalk.report._table import different_measures, measure_label
 from fairtalk.results import AuditResult, Verdict
 
-__all__ = ["Findings", "axis_findings"]
+__all__ = ["Findings", "axis_findings", "different_labels"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,3 +110,30 @@ def axis_findings(result: AuditResult) -> Findings:
         withheld=_withheld(result),
         labels=labels,
     )
+
+
+def different_labels(found: Findings) -> list[str]:
+    """The primary keys shown different, as report.html's headline and index.html list them (the red list), marked.
+
+    The scorer's differences, then those shown by the labels alone (``(shown by the labels)``). A
+    difference within its margin (the equivalence gate passes it) whose labels could not confirm
+    that is marked so, as a key shown equivalent is: ``(within the margin; the labels could not confirm it)``.
+
+    Examples
+    --------
+    >>> from fairtalk.results import AuditResult, MeasureResult, TestedKey
+    >>> key = TestedKey("offense_rate", "rate", 0.12, 0.1, 0.02, None, None, 0.001, "McNemar", (0.01, 0.015), None, "")
+    >>> m = MeasureResult(key, p_adjusted=0.001, equivalence_margin=0.02, equivalent=True, verdict="difference detected")
+    >>> different_labels(axis_findings(AuditResult("gender", ("m", "f"), 100, (m,))))
+    ['Offense Rate (%)']
+    """
+    unconfirmed = set(found.within_margin) & set(found.unconfirmed)
+    return [
+        *(
+            f"{measure_label(name)} (within the margin; the labels could not confirm it)"
+            if name in unconfirmed
+            else measure_label(name)
+            for name in found.detected
+        ),
+        *(f"{measure_label(name)} (shown by the labels)" for name in found.by_labels),
+    ]

@@ -16,7 +16,7 @@ from fairtalk.records import PairsCheck
 from fairtalk.report._by_turn import by_turn_header, by_turn_intro, by_turn_rows
 from fairtalk.report._certificate import scorer_check_items
 from fairtalk.report._decoding import result_decoding, result_header, result_served, undecided_reasons
-from fairtalk.report._findings import Findings, axis_findings
+from fairtalk.report._findings import Findings, axis_findings, different_labels
 from fairtalk.report._gate_pairs import gate_pairs_line
 from fairtalk.report._gate_section import axis_gates
 from fairtalk.report._labelled import LABELLED_NOTE, labelled_lines
@@ -209,15 +209,13 @@ def _headline(found: Findings) -> dict[str, Any]:
 
     A key the labels show different is counted with the scorer's differences and marked; one they
     fail the equivalence gate on is not called equivalent but named in a badge of its own; one
-    shown equivalent whose equivalence they could not confirm is marked so, as the console and the
-    plain summary mark it; the badge is green only where every primary key stands equivalent and
+    shown equivalent, or different within its margin, whose equivalence they could not confirm is
+    marked so, in the green list or the red one (:func:`~fairtalk.report._findings.different_labels`),
+    as the console marks it; the badge is green only where every primary key stands equivalent and
     the axis fails no gate of its own.
     """
     return {
-        "biased": [
-            *(measure_label(name) for name in found.detected),
-            *(f"{measure_label(name)} (shown by the labels)" for name in found.by_labels),
-        ],
+        "biased": different_labels(found),
         "secondary_different": [measure_label(name) for name in found.secondary],
         "all_equivalent": found.all_equivalent and not found.withheld,
         "equivalent": [

@@ -28,7 +28,7 @@ from fairtalk.files import (
 )
 from fairtalk.gates import GateOutcome
 from fairtalk.report._decoding import decoding_text, run_header, sequential_summary, undecided_reasons
-from fairtalk.report._findings import axis_findings
+from fairtalk.report._findings import axis_findings, different_labels
 from fairtalk.report._formats import FILE_NAMES, FORMATS, check_formats, write_formats
 from fairtalk.report._html import _version
 from fairtalk.report._origin import answers_line, skipped_note, store_for_page
@@ -116,10 +116,7 @@ def _axis_context(run: AuditRun, out_dir: Path | None) -> list[dict[str, Any]]:
                 "groups": result.groups,
                 "n_pairs": result.n_pairs,
                 "n_pairs_built": generation.n_pairs,
-                "biased": [
-                    *(measure_label(name) for name in found.detected),
-                    *(f"{measure_label(name)} (shown by the labels)" for name in found.by_labels),
-                ],
+                "biased": different_labels(found),
                 "not_equivalent_by_labels": [measure_label(name) for name in found.beyond],
                 "n_unconfirmed": len(found.unconfirmed),
                 "secondary_different": [measure_label(name) for name in found.secondary],
