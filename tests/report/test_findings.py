@@ -210,3 +210,16 @@ def test_a_difference_within_the_margin_that_the_labels_could_not_confirm_is_mar
         )
         assert plain is not None and plain.group(1).strip() == "Offense Rate (%)"
         assert "could not confirm" not in _index_cell(unmarked)
+
+
+def test_the_plain_summary_marks_a_difference_within_the_margin_that_the_labels_could_not_confirm() -> None:
+    """The plain summary (report.md, JUnit, the job summary and report.html's "In plain words") said "Offense Rate is
+    higher for ..." with no word that the equivalence gate passes it on the scorer's interval alone while the labels
+    could not confirm it, as the red list and the console say."""
+    every = dataclasses.replace(_every_key(build_result(hostile=False), Verdict.EQUIVALENT), input_summary={})  # no losses
+    within = _within_margin(every, "offense_rate")
+    said = [s for s in plain_summary(_labelled(within, "offense_rate", -0.01, 0.03)) if s.startswith("Offense Rate is")]
+    assert len(said) == 1 and said[0].endswith("; within its margin, but the labels could not confirm that.")
+    for unmarked in (within, _labelled(within, "offense_rate", -0.01, 0.01)):  # no labels; labels inside the margin
+        said = [s for s in plain_summary(unmarked) if s.startswith("Offense Rate is")]
+        assert len(said) == 1 and "could not confirm" not in said[0]

@@ -195,9 +195,13 @@ def plain_summary(result: AuditResult, similarity: SimilarityResult | None = Non
     sentences = [] if similarity is None else _similarity_sentences(similarity, result.groups)
     primary = [m for m in result.measures if m.primary]
     detected = different_measures(result)
-    for m in detected:
-        sentences.append(_detected_sentence(m, result.groups))
     found = axis_findings(result)  # the scorer's verdicts beside what the labels show, as the gates read them
+    unconfirmed = set(found.within_margin) & set(found.unconfirmed)
+    for m in detected:
+        said = _detected_sentence(m, result.groups)
+        if m.name in unconfirmed:  # the equivalence gate passes it on the scorer's interval alone
+            said = f"{said[:-1]}; within its margin, but the labels could not confirm that."
+        sentences.append(said)
     sentences += [f"{_name(str(d.key))}: {d.labels}." for d in found.labels.differ]
     labelled = any(m.ppi is not None for m in primary)
     if not detected and primary and labelled:
