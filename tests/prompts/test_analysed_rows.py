@@ -277,3 +277,19 @@ def _run_label(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
 
 def test_the_public_names_are_reachable() -> None:
     assert fairtalk.prompts.analysed_rows is analysed_rows and fairtalk.prompts.analysed_completions is analysed_completions
+
+
+def test_a_sample_drawn_from_every_completion_is_not_resumed_and_the_error_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A gold file begun by a fairtalk that drew from every completion: its labels stay, the new sample is refused."""
+    from fairtalk.gold import GoldLog, label_schemes
+
+    path, gold = tmp_path / "c.jsonl", tmp_path / "gold.jsonl"
+    _completions_with_left_outs(path)
+    GoldLog(gold, draw_sample(path, n=24, seed=0), label_schemes("regard"), annotator="ana").add(0, 1)
+    before = gold.read_text()
+    code, out, err = _run_label(monkeypatch, capsys, str(path), "-m", "regard", "-o", str(gold), "--n", "24")
+    said = " ".join(err.split())
+    assert code == 2 and "belongs to another sample (the items drawn differ)" in said, said
+    assert "also the same --groups and --balanced-only" in said and gold.read_text() == before
