@@ -6,12 +6,17 @@ import typer
 
 from fairtalk.cli._app import EXIT_INTERRUPTED, app, check_output_file, console, fail, info, say
 from fairtalk.cli._axes import AXIS_NAMES
+from fairtalk.cli._prompts import BALANCED_ONLY, GROUPS
 
 _MSG_ONE_INPUT = "give one INPUT to label (an audit's axis folder or responses.jsonl, a completions JSONL, or a text file)"
 _MSG_NEEDS = "labelling needs --measure and -o (e.g. --measure offense_rate -o gold.jsonl)"
 _MSG_AGREEMENT_ONLY = "--agreement reads gold files only: leave out {options}"
 _MSG_NO_AXIS = "--axis is empty: give an axis or a lexicon file (gender, race, ...), or leave it out"
 _MSG_NO_GOLD = "--agreement needs one or more gold files (of `fairtalk label -o`)"
+_MSG_COMPLETIONS_ONLY = (
+    "{options} pick the completions prompts analyze keeps: they apply to a completions file (`fairtalk prompts "
+    "generate`), not to {input}"
+)
 
 
 @app.command()
@@ -49,13 +54,16 @@ def label(
     agreement: bool = typer.Option(
         False, "--agreement", help="Print Cohen's κ (two annotators) or Fleiss' κ (more) of gold files."
     ),
+    groups: str | None = GROUPS,
+    balanced_only: bool = BALANCED_ONLY,
 ) -> None:
     """Label a blind sample by hand, one keystroke per label, on a page served on 127.0.0.1 until Ctrl-C or Done.
 
-    The sample is stratified (the same number per group; for responses both sides of each sampled pair, one after the other) and seeded; identity terms are shown as XYZ, groups are shuffled, no scorer output is shown. Every label is appended to the gold file at once, so a restart with the same -o resumes at the first unlabelled item. Exit codes: 0 done; 2 a usage or input error; 130 Ctrl-C (every label given is saved).
+    The sample is stratified (the same number per group; for responses both sides of each sampled pair, one after the other) and seeded; identity terms are shown as XYZ, groups are shuffled, no scorer output is shown. A completions file's sample holds only completions `prompts analyze` keeps (with the same --groups and --balanced-only); the others are counted. Every label is appended to the gold file at once, so a restart with the same -o resumes at the first unlabelled item. Exit codes: 0 done; 2 a usage or input error; 130 Ctrl-C (every label given is saved).
     """
     if agreement:
-        _agreement(inputs or [], given=[name for name, value in (("--measure", measure), ("-o", output)) if value])
+        given = (("--measure", measure), ("-o", output), ("--groups", groups), ("--balanced-only", balanced_only))
+        _agreement(inputs or [], given=[name for name, value in given if value])
         return
     from fairtalk.gold import GoldLog, LabelServer, draw_sample, is_gold_file, label_schemes, sample_record_path
 
@@ -73,7 +81,7 @@ def label(
     check_output_file(
         record, option="-o's sample record", what="sample record", ours=lambda path: True, inputs={"INPUT": inputs[0]}, hold=False
     )
-    sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes)
+    sample = draw_sample(inputs[0], n=n, seed=seed, axes=axes, keep=_analysed(inputs[0], groups, balanced_only))
     log = GoldLog(output, sample, schemes, annotator=annotator)
     try:
         server = LabelServer(log, port=port)
@@ -101,6 +109,21 @@ def label(
         raise typer.Exit(code=EXIT_INTERRUPTED) from None
     server.server_close()
     say(f"done: {_saved(log.n_given, len(log.steps), output)}", keep=[output])
+
+
+def _analysed(path: str, groups: str | None, balanced_only: bool) -> dict[str, str] | None:
+    """A completions file's completions that `prompts analyze` keeps (id -> group), the rest said; None for other inputs."""
+    from fairtalk.prompts import analysed_completions, holds_completions, load_groups
+
+    given = [name for name, value in (("--groups", groups), ("--balanced-only", balanced_only)) if value]
+    if not holds_completions(path):
+        if given:
+            fail(_MSG_COMPLETIONS_ONLY.format(options=" and ".join(given), input=path))
+        return None
+    found = analysed_completions(path, groups=load_groups(groups) if groups else None, balanced_only=balanced_only)
+    if found.note is not None:
+        say(f"warning: {found.note}", style="yellow")
+    return dict(found.groups)
 
 
 def _saved(given: int, total: int, output: str) -> str:

@@ -51,18 +51,42 @@ _HELP_GOLD = (
 )
 
 
-def gold_regard_labels(path: str) -> tuple[dict[str, tuple[int, ...]], tuple[tuple[str, str], ...]]:
-    """The regard labels of a gold file by completion id, and the ``(id, text)`` they were given on; other fields are named in a warning."""
+def gold_regard_labels(path: str) -> Mapping[str, tuple[int, ...]]:
+    """The regard labels of a gold file by completion id, carrying the texts they were given on and their annotators.
+
+    A file of fairtalk's own labels is refused here, before any completion is read, by the
+    function ``analyze_prompts`` refuses them with (:func:`fairtalk.prompts.gold_input`); other
+    fields are named in a warning.
+    """
     from fairtalk.gold import REGARD_FIELDS, read_gold
-    from fairtalk.prompts import refuse_machine_labels
+    from fairtalk.prompts import gold_input
 
     gold = read_gold(path)
-    refuse_machine_labels([(label.id, label.annotator) for label in gold.labels], source=path)  # no scorer's labels as gold
     labels = gold.regard_labels()
+    gold_input(labels, source=path)  # no scorer's labels as gold
     others = [field for field in gold.fields if field not in REGARD_FIELDS]
     if others:
         say(f"warning: {path} also labels {', '.join(others)}, which prompts analyze does not use", style="yellow")
-    return labels, gold.texts()
+    return labels
+
+
+def prompt_option(key: str, *flags: str) -> Any:
+    """``typer.Option`` of the :class:`~fairtalk.prompts.PromptOptions` field ``key``: its default and help, declared there."""
+    from fairtalk.config import option_default, option_help
+    from fairtalk.prompts import PromptOptions
+
+    return typer.Option(option_default(PromptOptions, key), *flags, help=option_help(PromptOptions, key))
+
+
+#: ``--balanced-only`` of ``prompts analyze`` and of ``label`` (which samples the completions it keeps).
+BALANCED_ONLY = prompt_option("balanced_only", "--balanced-only")
+#: ``--groups`` of ``prompts analyze`` and of ``label`` (which samples the completions of these groups).
+GROUPS = typer.Option(
+    None,
+    "--groups",
+    help="Groups file (group<TAB>pair_name[<TAB>a|b]). Default: the six groups of the paper; completions of other "
+    "groups are left out.",
+)
 
 
 def _warn_unbalanced(chosen: list[Prompt]) -> None:
@@ -292,8 +316,9 @@ def prompts_analyze(
         help="Also label every completion with --regard and report both labelings side by side. The given labels stay "
         "the main ones.",
     ),
-    groups: str | None = typer.Option(None, "--groups", help="Groups file (group<TAB>pair_name[<TAB>a|b])."),
+    groups: str | None = GROUPS,
     include_other: bool = typer.Option(False, "--include-other", help="Count the 'other' label in distributions and KL."),
+    balanced_only: bool = BALANCED_ONLY,
     smoothing: float = typer.Option(
         1e-6, "--smoothing", min=0.0, help="Additive smoothing of the label distributions before KL (0: plain KL)."
     ),
@@ -355,7 +380,7 @@ def prompts_analyze(
     if published is not None and misaligned not in ("keep", "drop"):
         raise fairtalk.SpecError(_MSG_MISALIGNED.format(given=misaligned), choices=("keep", "drop"), given=misaligned)
     group_set = _groups(groups)
-    gold_labels, gold_texts = gold_regard_labels(gold) if gold is not None else (None, ())
+    gold_labels = gold_regard_labels(gold) if gold is not None else None
     on_ray = engine_option(engine, ray_address, ray_actors)
     start = time.perf_counter()
     if published is not None:
@@ -386,11 +411,10 @@ def prompts_analyze(
             n_draws=n_draws,
             alpha=alpha,
             n_resamples=resamples,
+            balanced_only=balanced_only,
             progress=progress,
             engine=on_ray,
             gold=gold_labels,
-            gold_source=gold or "",
-            gold_texts=gold_texts,
         )
     seconds = time.perf_counter() - start
     written = write_prompts_report(result, output)

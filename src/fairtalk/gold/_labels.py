@@ -48,6 +48,12 @@ __all__ = ["GoldLog", "Step"]
 
 _FORMAT = 1
 _MSG_OTHER_SAMPLE = "{path} belongs to another sample ({what}); give the same INPUT, --seed, --n and --measure, or another -o"
+#: The same input, seed, size and measures drew other items: for completions, others were kept to draw from.
+_MSG_OTHER_ITEMS = (
+    "{path} belongs to another sample (the items drawn differ); give the same INPUT, --seed, --n and --measure (for "
+    "completions also the same --groups and --balanced-only: the sample draws from the completions prompts analyze "
+    "keeps, where an earlier fairtalk drew from them all), or another -o"
+)
 _MSG_INPUT_CHANGED = (
     "{input} changed since the sample in {path} was drawn from it (its sha256 differs); "
     "label the file as it was, or the new one into another -o"
@@ -165,7 +171,7 @@ class GoldLog:
             what = "its " + (differ[0] + " differs" if len(differ) == 1 else ", ".join(differ[:-1]) + f" and {differ[-1]} differ")
             raise InputError(_MSG_OTHER_SAMPLE.format(path=self.path, what=what))
         if theirs.get("sample_sha256") != mine["sample_sha256"]:  # the same options, another draw: the items
-            raise InputError(_MSG_OTHER_SAMPLE.format(path=self.path, what="the items drawn differ"))
+            raise InputError(_MSG_OTHER_ITEMS.format(path=self.path))
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -29,6 +29,7 @@ __all__ = [
     "Gold",
     "GoldLabel",
     "ItemKey",
+    "RegardLabels",
     "is_gold_file",
     "outside_scheme",
     "read_gold",
@@ -96,6 +97,50 @@ class GoldLabel:
     def item(self) -> ItemKey:
         """The item labelled: ``(pair_id, side)`` or ``(id, None)``."""
         return (self.id, self.side)
+
+
+class RegardLabels(Mapping[str, tuple[int, ...]]):
+    """A texts gold file's regard labels by id (:meth:`Gold.regard_labels`), with who gave every label of the file.
+
+    A read-only mapping id -> the regard labels its annotators gave, in file order, that also
+    carries ``annotated`` (the ``(id, annotator)`` of every label of the file, any field),
+    ``labelled_texts`` (:meth:`Gold.texts`) and ``source`` (the file), so that
+    ``fairtalk.analyze_prompts(gold=...)`` can refuse a machine's labels as ``prompts analyze
+    --gold`` does.
+
+    Examples
+    --------
+    >>> labels = RegardLabels({"3": (1, 0)}, annotated=(("3", "ana"), ("3", "bo")), source="gold.jsonl")
+    >>> dict(labels), labels.annotated[1], labels == {"3": (1, 0)}
+    ({'3': (1, 0)}, ('3', 'bo'), True)
+    """
+
+    __slots__ = ("_labels", "annotated", "labelled_texts", "source")
+
+    def __init__(
+        self,
+        labels: Mapping[str, Sequence[int]],
+        *,
+        annotated: Sequence[tuple[str, str]] = (),
+        labelled_texts: Sequence[tuple[str, str]] = (),
+        source: str = "",
+    ) -> None:
+        self._labels = {str(item): tuple(values) for item, values in labels.items()}
+        self.annotated = tuple(annotated)
+        self.labelled_texts = tuple(labelled_texts)
+        self.source = source
+
+    def __getitem__(self, item: str) -> tuple[int, ...]:
+        return self._labels[item]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._labels)
+
+    def __len__(self) -> int:
+        return len(self._labels)
+
+    def __repr__(self) -> str:
+        return f"RegardLabels({self._labels!r}, source={self.source!r})"
 
 
 def _derived(field: str) -> Mapping[str, tuple[int, ...]]:
@@ -169,11 +214,13 @@ class Gold:
         """Texts: ``(id, text)`` of each label whose row keeps the text labelled (``fairtalk label`` writes it), in file order."""
         return tuple((label.id, label.text) for label in self.labels if label.side is None and label.text is not None)
 
-    def regard_labels(self) -> dict[str, tuple[int, ...]]:
+    def regard_labels(self) -> RegardLabels:
         """Texts: each id's regard labels (fields ``regard`` or ``label``), one per annotator, in file order.
 
-        Values are kept as given (one outside -1..2 is for the reader to count). Raises
-        :class:`~fairtalk.errors.InputError` for a file of responses or one without regard labels.
+        Values are kept as given (one outside -1..2 is for the reader to count). The mapping also
+        carries every label's annotator, the texts labelled and the file (:class:`RegardLabels`),
+        so that a machine's labels given to ``fairtalk.analyze_prompts(gold=...)`` are refused.
+        Raises :class:`~fairtalk.errors.InputError` for a file of responses or one without regard labels.
         """
         if self.kind != "texts":
             raise InputError(_MSG_NOT_TEXTS, path=self.path or None)
@@ -183,7 +230,12 @@ class Gold:
                 out.setdefault(label.id, []).append(label.value)
         if not out:
             raise InputError(_MSG_NO_REGARD.format(fields=", ".join(self.fields)), path=self.path or None)
-        return {item: tuple(values) for item, values in out.items()}
+        return RegardLabels(
+            out,
+            annotated=[(label.id, label.annotator) for label in self.labels],
+            labelled_texts=self.texts(),
+            source=self.path,
+        )
 
 
 def _texts_field(path: Path) -> str:

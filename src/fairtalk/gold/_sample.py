@@ -13,6 +13,12 @@ Three inputs are read (:func:`read_items`):
   without a text (failed completions) are left out;
 - a plain text file, one text per line: an item's id is its line number (blank lines left out).
 
+A caller may name the items to draw from (``keep``: id -> group): ``fairtalk label`` on a
+completions file passes the completions ``prompts analyze`` keeps
+(:func:`fairtalk.prompts.analysed_completions`), each in its group as the analysis spells it, so
+that no label goes to a completion the analysis leaves out; the others are counted in
+:attr:`Sample.n_left_out`.
+
 Where items have groups, the sample takes the same number from each (the remainder of ``n``
 spread over groups drawn at random), uniformly within each group, in an order shuffled across
 groups. Everything random comes from ``seed``, so the same input, seed, size and measures always
@@ -32,7 +38,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -42,7 +48,7 @@ import numpy as np
 from fairtalk._jsonl import first_record, numbered_lines, open_input, read_json_file, read_objects
 from fairtalk._responses import read_responses
 from fairtalk.counterfactual import Swapper
-from fairtalk.errors import InputError
+from fairtalk.errors import InputError, SpecError
 from fairtalk.lexicons import Lexicon, expand_axis, identity_masker, identity_terms, load_lexicon, recorded_lexicon
 from fairtalk.records import TURN_SEPARATOR
 
@@ -65,6 +71,8 @@ _MSG_DUPLICATE_ID = "id {id!r} appears twice"
 _MSG_TEXT = 'field "text" must be a string, got {value!r}'
 _MSG_RESULTS_FIELD = "field {field!r} must be {what}, got {got}"
 _MSG_RESULTS_OBJECT = "expected a JSON object, got {got}"
+_MSG_KEEP_RESPONSES = "keep names the texts to draw from: it applies to texts and completions, not to an audit's responses"
+_MSG_NOTHING_KEPT = "none of the {n:,} texts of INPUT is among those to keep"
 _HINT_AXIS = "name the lexicon file with --axis FILE (draw_sample(axes=[FILE]))"
 RESULTS_FILE = "results.json"
 
@@ -87,7 +95,11 @@ class SampleItem:
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """The drawn items in the order they are labelled, and what drew them (input, its sha256, seed, size)."""
+    """The drawn items in the order they are labelled, and what drew them (input, its sha256, seed, size).
+
+    ``n_available`` counts the items drawn from; ``n_left_out`` those of the input left out
+    because ``keep`` did not name them (0 without ``keep``).
+    """
 
     kind: InputKind
     source: str
@@ -95,6 +107,7 @@ class Sample:
     seed: int
     n_available: int
     items: tuple[SampleItem, ...]
+    n_left_out: int = 0
 
     @property
     def digest(self) -> str:
@@ -290,14 +303,27 @@ def read_items(path: str | os.PathLike[str], *, axes: Sequence[str] = ()) -> tup
     return "texts", [SampleItem(id=i, side=None, group=g, text=t, shown=mask(t)) for i, g, t in rows], sha
 
 
-def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Sequence[str] = ()) -> Sample:
+def draw_sample(
+    path: str | os.PathLike[str],
+    *,
+    n: int,
+    seed: int = 0,
+    axes: Sequence[str] = (),
+    keep: Mapping[str, str] | None = None,
+) -> Sample:
     r"""Read INPUT and draw ``n`` items: both sides of ``n / 2`` pairs (a pair's sides together), or ``n`` texts equally over groups.
+
+    ``keep`` (texts and completions only) maps the ids of the texts to draw from to their
+    groups (stratified by these, in place of the records' own): the other texts are left out,
+    counted in :attr:`Sample.n_left_out`.
 
     Raises
     ------
     InputError
-        ``n`` below 1, odd for responses, larger than what INPUT holds (or a group holds), or
-        anything :func:`read_items` refuses.
+        ``n`` below 1, odd for responses, larger than what INPUT holds (or a group holds), no
+        text ``keep`` names, or anything :func:`read_items` refuses.
+    SpecError
+        ``keep`` given for an audit's responses.
 
     Examples
     --------
@@ -313,6 +339,13 @@ def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Se
     if n < 1:
         raise InputError(_MSG_N.format(n=n))
     kind, items, sha = read_items(path, axes=axes)
+    n_read = len(items)
+    if keep is not None:
+        if kind == "responses":
+            raise SpecError(_MSG_KEEP_RESPONSES)
+        items = [dataclasses.replace(item, group=keep[item.id]) for item in items if item.id in keep]
+        if not items:
+            raise InputError(_MSG_NOTHING_KEPT.format(n=n_read), path=str(resolve_input(path)))
     rng = np.random.default_rng(seed)
     if kind == "responses":
         if n % 2:
@@ -332,6 +365,7 @@ def draw_sample(path: str | os.PathLike[str], *, n: int, seed: int = 0, axes: Se
         seed=seed,
         n_available=len(items),
         items=tuple(ordered),
+        n_left_out=n_read - len(items),
     )
 
 

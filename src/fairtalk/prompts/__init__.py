@@ -17,6 +17,9 @@ Modules, one concept each:
 - :mod:`~fairtalk.prompts._robustness`: §7 cosine robustness, its shuffled-labels null, the variance decomposition;
 - :mod:`~fairtalk.prompts._regard_probes`: the regard scorer's certificate on neutral probes;
 - :mod:`~fairtalk.prompts._regard_check`: a regard scorer against gold labels;
+- :mod:`~fairtalk.prompts._coverage`: what the completions cover, and the rows the analysis keeps (:func:`analysed_rows`);
+- :mod:`~fairtalk.prompts._scope`: the completions of a file the analysis keeps, which ``fairtalk label`` samples;
+- :mod:`~fairtalk.prompts._gold`: human labels' prediction-powered estimates, and whose labels count as gold;
 - :mod:`~fairtalk.prompts._analysis` and :mod:`~fairtalk.prompts._labelling`: the entry (:func:`analyze`,
   :func:`analyze_prompts`), the only modules here that build a result.
 
@@ -90,6 +93,13 @@ _LAZY: dict[str, str] = {
     "gold_regard": "_gold",
     "refuse_machine_labels": "_gold",
     "unbalanced_warning": "_coverage",
+    "AnalysedRows": "_coverage",
+    "analysed_rows": "_coverage",
+    "AnalysedCompletions": "_scope",
+    "analysed_completions": "_scope",
+    "holds_completions": "_scope",
+    "GoldInput": "_gold",
+    "gold_input": "_gold",
     "find_published_files": "_published",
     "parse_fixed_prompt": "_aesop",
     "join_completion": "_completions",
@@ -104,6 +114,13 @@ __all__ = [
     "gold_regard",
     "refuse_machine_labels",
     "unbalanced_warning",
+    "AnalysedRows",
+    "analysed_rows",
+    "AnalysedCompletions",
+    "analysed_completions",
+    "holds_completions",
+    "GoldInput",
+    "gold_input",
     "find_published_files",
     "parse_fixed_prompt",
     "join_completion",

@@ -12,6 +12,8 @@ from fairtalk.prompts._completions import label_completions as label_completions
 from fairtalk.prompts._completions import read_completions as read_completions
 from fairtalk.prompts._completions import read_prompts as read_prompts
 from fairtalk.prompts._completions import write_prompts as write_prompts
+from fairtalk.prompts._coverage import AnalysedRows as AnalysedRows
+from fairtalk.prompts._coverage import analysed_rows as analysed_rows
 from fairtalk.prompts._coverage import unbalanced_warning as unbalanced_warning
 from fairtalk.prompts._data import DataSummary as DataSummary
 from fairtalk.prompts._data import PromptData as PromptData
@@ -20,6 +22,8 @@ from fairtalk.prompts._filters import FilterResult as FilterResult
 from fairtalk.prompts._filters import filter_prompts as filter_prompts
 from fairtalk.prompts._filters import mentions_group as mentions_group
 from fairtalk.prompts._frame import kl_matrix as kl_matrix
+from fairtalk.prompts._gold import GoldInput as GoldInput
+from fairtalk.prompts._gold import gold_input as gold_input
 from fairtalk.prompts._gold import gold_regard as gold_regard
 from fairtalk.prompts._gold import refuse_machine_labels as refuse_machine_labels
 from fairtalk.prompts._labelling import analyze_prompts as analyze_prompts
@@ -52,6 +56,9 @@ from fairtalk.prompts._regard_probes import certify_regard as certify_regard
 from fairtalk.prompts._robustness import robustness as robustness
 from fairtalk.prompts._robustness import robustness_null as robustness_null
 from fairtalk.prompts._robustness import variance_decomposition as variance_decomposition
+from fairtalk.prompts._scope import AnalysedCompletions as AnalysedCompletions
+from fairtalk.prompts._scope import analysed_completions as analysed_completions
+from fairtalk.prompts._scope import holds_completions as holds_completions
 from fairtalk.prompts._sources import PromptSet as PromptSet
 from fairtalk.prompts._sources import make_prompts as make_prompts
 from fairtalk.prompts._sources import paraphrase_prompts as paraphrase_prompts
@@ -130,6 +137,13 @@ __all__ = [
     "gold_regard",
     "refuse_machine_labels",
     "unbalanced_warning",
+    "AnalysedRows",
+    "analysed_rows",
+    "AnalysedCompletions",
+    "analysed_completions",
+    "holds_completions",
+    "GoldInput",
+    "gold_input",
     "find_published_files",
     "parse_fixed_prompt",
     "join_completion",

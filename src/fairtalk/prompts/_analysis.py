@@ -18,7 +18,7 @@ import pandas as pd
 
 from fairtalk.errors import InputError
 from fairtalk.prompts import _tables as tables
-from fairtalk.prompts._coverage import check_pairs, coverage_warnings, unbalanced_warning
+from fairtalk.prompts._coverage import analysed_rows, check_pairs, coverage_warnings, unbalanced_warning
 from fairtalk.prompts._options import PromptOptions
 from fairtalk.prompts._records import AnalysisConfig, AnalysisCounts, InferenceSettings
 from fairtalk.prompts._tables import BASELINE
@@ -64,6 +64,7 @@ def analyze(
     parses: Mapping[str, str] | None = None,
     alpha: float = 0.05,
     n_resamples: int = 1000,
+    balanced_only: bool = False,
 ) -> PromptAnalysis:
     """Analyse labelled completions as in the paper (§4, §5, §7).
 
@@ -78,8 +79,11 @@ def analyze(
     options : PromptOptions, optional
         Every option below in one validated value (then leave the keywords at their defaults;
         its ``regard`` and ``relabel`` are :func:`~fairtalk.prompts._labelling.analyze_prompts`'s).
-    include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples
-        As for :class:`~fairtalk.prompts._options.PromptOptions`.
+    include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples, balanced_only
+        As for :class:`~fairtalk.prompts._options.PromptOptions`. With ``balanced_only`` the rows
+        of template × structure cells that lack a group are left out before anything is computed
+        (:func:`~fairtalk.prompts._coverage.analysed_rows`, the rule the labelling sample follows),
+        counted in ``data.n_rows_unbalanced`` and in a warning.
     parses : mapping, optional
         Structure label -> syntactic parse, carried into the result for display.
 
@@ -93,8 +97,9 @@ def analyze(
     SpecError
         An option out of its range (the message names the range).
     InputError
-        Missing columns, labels outside -1..2, no rows for the groups, or no pair with
-        regard-labelled rows for both its groups (some pairs without: a warning in ``warnings``).
+        Missing columns, labels outside -1..2, no rows for the groups, no pair with
+        regard-labelled rows for both its groups (some pairs without: a warning in ``warnings``),
+        or, with ``balanced_only``, no template × structure cell that holds every group.
     """
     o = PromptOptions.resolve(
         options,
@@ -106,12 +111,16 @@ def analyze(
         n_draws=n_draws,
         alpha=alpha,
         n_resamples=n_resamples,
+        balanced_only=balanced_only,
     )
     missing = [c for c in ("group", "template", "structure", "seed", "label") if c not in frame.columns]
     if missing:
         raise InputError(_MSG_COLUMNS.format(missing=", ".join(missing)))
     groups = groups or default_groups()
     names = list(groups.groups)
+    selected = analysed_rows(frame, names, balanced_only=o.balanced_only)
+    if selected.n_unbalanced:  # rows of other groups stay: code_rows leaves them out and counts them
+        frame = frame[~selected.unbalanced]
     rows = tables.code_rows(frame, names, o.include_other)
     pairs = [p for p in groups.pairs if p.a in names and p.b in names]
     pairs_left = check_pairs(
@@ -134,6 +143,7 @@ def analyze(
     found_notes = [
         *_ignored_warning(rows.n_ignored, rows.ignored_groups, groups.source),
         *([unbalanced] if unbalanced else []),
+        *([selected.note] if selected.note else []),
         *tables.unsigned_gap_warnings(gaps.gaps),
         *(
             note
@@ -175,6 +185,7 @@ def analyze(
             n_draws=o.n_draws,
             baseline=BASELINE,
             groups_source=groups.source,
+            balanced_only=o.balanced_only,
         ),
         data=AnalysisCounts(
             n_rows=len(rows.g),
@@ -184,6 +195,8 @@ def analyze(
             has_baseline=bool(rows.baseline_code >= 0),
             n_rows_ignored=rows.n_ignored,
             ignored_groups=tuple(rows.ignored_groups[:20]),
+            n_rows_unbalanced=selected.n_unbalanced,
+            n_cells_unbalanced=selected.n_unbalanced_cells,
         ),
         kl_ci95=tables.kl_intervals(boot, names),
         structure_p=gaps.structure_p,

@@ -50,6 +50,7 @@ from fairtalk.prompts._templates import TEMPLATES, Prompt
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder, RunStore
 
 __all__ = [
+    "COMPLETION_FIELDS",
     "bad_completion",
     "CompletionSummary",
     "generate_completions",
@@ -66,6 +67,8 @@ __all__ = [
 _LOG = logging.getLogger(__name__)
 _KINDS = {t.phrase: t.kind for t in TEMPLATES}
 _REQUIRED = ("group", "template", "structure", "seed", "text")
+#: The fields every record of a completions file holds (a failed one's text is null).
+COMPLETION_FIELDS = _REQUIRED
 #: Texts labelled at a time by :func:`label_completions` (one progress step each).
 LABEL_BLOCK = 512
 _MSG_FIELD = "missing field {field!r}"

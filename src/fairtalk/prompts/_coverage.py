@@ -10,6 +10,7 @@ the group × structure cells with few labelled completions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -17,7 +18,15 @@ import pandas as pd
 from fairtalk.errors import InputError
 from fairtalk.prompts._templates import GroupPair
 
-__all__ = ["MIN_CELL", "check_pairs", "coverage_warnings", "small_cells", "unbalanced_warning"]
+__all__ = [
+    "MIN_CELL",
+    "AnalysedRows",
+    "analysed_rows",
+    "check_pairs",
+    "coverage_warnings",
+    "small_cells",
+    "unbalanced_warning",
+]
 
 #: A group × structure cell with fewer labelled completions than this is flagged.
 MIN_CELL = 30
@@ -37,9 +46,48 @@ _MSG_UNBALANCED = (
     "{n_cells:,} of {total:,} template × structure cells lack a group that the others have ({n_rows:,} of {n_all:,} "
     "{what}; first: template {template!r} under {structure}, without {missing}): they are kept, and the groups are "
     "not compared on the same templates there, so gaps across groups (and each group's mean regard) are confounded by template; "
-    "give every group every template and structure (prompts paraphrase balances its cells) to compare them on "
-    "balanced cells"
+    "give every group every template and structure (prompts paraphrase balances its cells), or analyse the balanced "
+    "cells only (prompts analyze --balanced-only), to compare them on balanced cells"
 )
+#: What ``balanced_only`` left out: counted, and said among the analysis' warnings.
+_MSG_BALANCED_ONLY = (
+    "balanced cells only: left out {n_rows:,} of {n_all:,} completions in {n_cells:,} of {total:,} template × structure "
+    "cells that lack a group the others have (first: template {template!r} under {structure}, without {missing})"
+)
+_MSG_NONE_BALANCED = (
+    "balanced cells only leaves no completion: none of the {total:,} template × structure cells holds every group "
+    "({groups}); give every group the same templates and structures, or leave out --balanced-only"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Cells:
+    """The template × structure cells of the analysed rows, and those that lack a group the others have."""
+
+    held: pd.Series
+    lacking: pd.Series
+    present: list[str]
+
+
+def _cells(templates: Sequence[str], structures: Sequence[str], groups: Sequence[str], names: Sequence[str]) -> _Cells | None:
+    """Each (template, structure) cell's groups, and the cells lacking one of the present groups; None below two groups."""
+    cells = pd.DataFrame({"template": list(templates), "structure": list(structures), "group": list(groups)})
+    seen = set(cells["group"])
+    present = [name for name in names if name in seen]
+    if len(present) < 2:
+        return None
+    held = cells.groupby(["template", "structure"], sort=False)["group"].agg(frozenset)
+    return _Cells(held=held, lacking=held[held.map(lambda g: not set(present) <= g)], present=present)
+
+
+def _first_lacking(cells: _Cells) -> dict[str, object]:
+    """The first cell lacking a group, in the messages' words."""
+    (template, structure), first = next(iter(cells.lacking.items()))
+    return {
+        "template": template,
+        "structure": structure,
+        "missing": ", ".join(name for name in cells.present if name not in first),
+    }
 
 
 def unbalanced_warning(
@@ -57,7 +105,8 @@ def unbalanced_warning(
     ``templates``, ``structures`` and ``groups`` are each analysed row's; the groups compared are
     those of ``names`` that have any row (a group with none has no gap at all: :func:`check_pairs`).
     The paraphrase path (:func:`~fairtalk.prompts._filters.filter_prompts`) drops such cells before
-    generation; completions written by hand may still hold them.
+    generation; completions written by hand may still hold them, and ``balanced_only``
+    (:func:`analysed_rows`) leaves them out of the analysis.
 
     Examples
     --------
@@ -66,27 +115,92 @@ def unbalanced_warning(
     >>> unbalanced_warning(["t", "t"], ["s", "s"], ["a", "b"], ["a", "b"]) is None
     True
     """
-    cells = pd.DataFrame({"template": list(templates), "structure": list(structures), "group": list(groups)})
-    seen = set(cells["group"])
-    present = [name for name in names if name in seen]
-    if len(present) < 2:
+    found = _cells(templates, structures, groups, names)
+    if found is None or found.lacking.empty:
         return None
-    held = cells.groupby(["template", "structure"], sort=False)["group"].agg(frozenset)
-    lacking = held[held.map(lambda g: not set(present) <= g)]
-    if lacking.empty:
-        return None
-    (template, structure), first = next(iter(lacking.items()))
-    keys = set(lacking.index)
-    n_rows = sum(1 for key in zip(cells["template"], cells["structure"]) if key in keys)
+    keys = set(found.lacking.index)
+    n_rows = sum(1 for key in zip(templates, structures) if key in keys)
     return _MSG_UNBALANCED.format(
-        n_cells=len(lacking),
-        total=len(held),
-        n_rows=n_rows,
-        n_all=len(cells),
-        what=what,
-        template=template,
-        structure=structure,
-        missing=", ".join(name for name in present if name not in first),
+        n_cells=len(found.lacking), total=len(found.held), n_rows=n_rows, n_all=len(groups), what=what, **_first_lacking(found)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysedRows:
+    """Which completions the analysis keeps, by the one rule :func:`analysed_rows` applies: ``kept`` per row.
+
+    ``group`` is each row's analysed group as the analysis spells it (None for a row of another
+    group); ``other_groups`` the groups left out with ``n_other`` rows; ``unbalanced`` marks the
+    rows left out by ``balanced_only`` (none without it), in ``n_unbalanced_cells`` of ``n_cells``
+    cells; ``note`` says so (None when nothing was left out for it).
+    """
+
+    kept: np.ndarray
+    group: np.ndarray
+    unbalanced: np.ndarray
+    n_other: int
+    other_groups: tuple[str, ...]
+    n_unbalanced_cells: int
+    n_cells: int
+    note: str | None
+
+    @property
+    def n_unbalanced(self) -> int:
+        """Rows left out by ``balanced_only``."""
+        return int(self.unbalanced.sum())
+
+
+def analysed_rows(frame: pd.DataFrame, names: Sequence[str], *, balanced_only: bool = False) -> AnalysedRows:
+    """The rows of ``frame`` (columns ``group``, ``template``, ``structure``) that an analysis of the groups ``names`` keeps.
+
+    The one rule both :func:`~fairtalk.prompts._analysis.analyze` and the labelling sample
+    (``fairtalk label`` on completions) follow: a row is kept when its group is one of ``names``
+    (matched case-insensitively, ignoring surrounding spaces) and, with ``balanced_only``, its
+    template × structure cell holds every analysed group that has any row.
+
+    Raises
+    ------
+    InputError
+        ``balanced_only`` and no cell holds every group: nothing would be left.
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"group": ["a", "B", "a", "c"], "template": ["t", "t", "u", "t"], "structure": ["s"] * 4})
+    >>> found = analysed_rows(rows, ["a", "b"], balanced_only=True)
+    >>> found.kept.tolist(), found.group.tolist(), found.other_groups, found.n_unbalanced
+    ([True, True, False, False], ['a', 'b', 'a', None], ('c',), 1)
+    """
+    wanted = {name.strip().casefold(): name for name in names}
+    group = np.array([wanted.get(str(g).strip().casefold()) for g in frame["group"]], dtype=object)
+    analysed = np.array([g is not None for g in group], dtype=bool)
+    unbalanced = np.zeros(len(frame), dtype=bool)
+    other = sorted({str(g) for g, a in zip(frame["group"], analysed) if not a})
+    templates = frame["template"].astype(str).to_numpy()[analysed]
+    structures = frame["structure"].astype(str).to_numpy()[analysed]
+    found = _cells(templates.tolist(), structures.tolist(), group[analysed].tolist(), names)
+    note, n_lacking = None, 0
+    if balanced_only and found is not None and not found.lacking.empty:
+        keys = set(found.lacking.index)
+        unbalanced[np.flatnonzero(analysed)] = [key in keys for key in zip(templates, structures)]
+        n_lacking = len(found.lacking)
+        if n_lacking == len(found.held):
+            raise InputError(_MSG_NONE_BALANCED.format(total=len(found.held), groups=", ".join(found.present)))
+        note = _MSG_BALANCED_ONLY.format(
+            n_rows=int(unbalanced.sum()),
+            n_all=int(analysed.sum()),
+            n_cells=n_lacking,
+            total=len(found.held),
+            **_first_lacking(found),
+        )
+    return AnalysedRows(
+        kept=analysed & ~unbalanced,
+        group=group,
+        unbalanced=unbalanced,
+        n_other=int((~analysed).sum()),
+        other_groups=tuple(other),
+        n_unbalanced_cells=n_lacking,
+        n_cells=0 if found is None else len(found.held),
+        note=note,
     )
 
 

@@ -91,7 +91,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 import pandas as pd
@@ -101,7 +101,16 @@ from fairtalk.prompts._tables import LABELS, Rows, code_rows
 from fairtalk.prompts._templates import GroupPair
 from fairtalk.stats import MIN_DISAGREEMENTS, PPIEstimate, disagreeing_units, ppi_mean
 
-__all__ = ["CLUSTERS", "GoldRegard", "gold_regard", "refuse_machine_labels"]
+__all__ = [
+    "CLUSTERS",
+    "AnnotatedLabels",
+    "GoldFile",
+    "GoldInput",
+    "GoldRegard",
+    "gold_input",
+    "gold_regard",
+    "refuse_machine_labels",
+]
 
 #: What the labelled estimates cluster by.
 CLUSTERS = "template"
@@ -606,6 +615,65 @@ def refuse_machine_labels(annotated: Sequence[tuple[str, str]], source: str | No
     if machine:
         rid, who = machine[0]
         raise InputError(MSG_MACHINE_LABELS.format(n=len(machine), annotator=who, id=rid), path=source)
+
+
+@runtime_checkable
+class AnnotatedLabels(Protocol):
+    """Regard labels read from a gold file, which say who gave them (:meth:`fairtalk.gold.Gold.regard_labels`).
+
+    ``annotated`` is the ``(id, annotator)`` of every label of the file, in file order;
+    ``labelled_texts`` the ``(id, text)`` they were given on; ``source`` the file.
+    """
+
+    @property
+    def annotated(self) -> Sequence[tuple[str, str]]: ...
+
+    @property
+    def labelled_texts(self) -> Sequence[tuple[str, str]]: ...
+
+    @property
+    def source(self) -> str: ...
+
+
+class GoldFile(Protocol):
+    """A gold file as :func:`fairtalk.gold.read_gold` returns it (``Gold``): its regard labels by id, read on demand."""
+
+    def regard_labels(self) -> Mapping[str, Sequence[object]]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GoldInput:
+    """The human regard labels a prompts analysis corrects by: by id, the texts they were given on, and their file."""
+
+    labels: Mapping[str, Sequence[object]]
+    texts: tuple[tuple[str, str], ...]
+    source: str
+
+
+def gold_input(
+    gold: Mapping[str, Sequence[object]] | GoldFile, *, texts: Sequence[tuple[str, str]] = (), source: str = ""
+) -> GoldInput:
+    """The labels ``analyze_prompts(gold=...)`` and ``prompts analyze --gold`` correct by; a machine's refused, here only.
+
+    ``gold`` is a gold file read by :func:`fairtalk.gold.read_gold` (``Gold``), its
+    ``regard_labels()``, or a plain mapping id -> labels. Labels read from a file carry their
+    annotators (:class:`AnnotatedLabels`), and a file holding any of fairtalk's own (``fairtalk
+    regard label`` wrote them) is refused (:func:`refuse_machine_labels`); they also carry the
+    texts labelled and the file's path, taken where ``texts`` and ``source`` are not given. A
+    plain mapping names no annotator: its labels are taken as a person's.
+
+    Raises
+    ------
+    InputError
+        Labels of fairtalk's annotator (:data:`MSG_MACHINE_LABELS`), or a gold file without
+        regard labels of completions.
+    """
+    labels = gold if isinstance(gold, Mapping) else gold.regard_labels()
+    if isinstance(labels, AnnotatedLabels):
+        source = source or labels.source
+        refuse_machine_labels(labels.annotated, source=source or None)
+        texts = texts or labels.labelled_texts
+    return GoldInput(labels=labels, texts=tuple(texts), source=source)
 
 
 def check_usable(ids: Sequence[str], labels: Mapping[str, Sequence[object]], source: str | None = None) -> None:

@@ -26,8 +26,9 @@ from fairtalk.models import RayEngine, resolve_engine
 from fairtalk.progress import ProgressCallback, progress_callback
 from fairtalk.prompts._analysis import analyze
 from fairtalk.prompts._completions import label_completions
+from fairtalk.prompts._coverage import analysed_rows
 from fairtalk.prompts._data import PromptData
-from fairtalk.prompts._gold import CLUSTERS, check_texts, check_usable, gold_regard
+from fairtalk.prompts._gold import CLUSTERS, GoldFile, check_texts, check_usable, gold_input, gold_regard
 from fairtalk.prompts._options import PromptOptions
 from fairtalk.prompts._published import alignment_warning
 from fairtalk.prompts._regard_probes import certify_regard
@@ -77,9 +78,10 @@ def analyze_prompts(
     n_draws: int = 100,
     alpha: float = 0.05,
     n_resamples: int = 1000,
+    balanced_only: bool = False,
     progress: ProgressCallback | None = None,
     engine: str | RayEngine | Mapping[str, object] | None = None,
-    gold: Mapping[str, Sequence[object]] | None = None,
+    gold: Mapping[str, Sequence[object]] | GoldFile | None = None,
     gold_source: str = "",
     gold_texts: Sequence[tuple[str, str]] = (),
 ) -> PromptAnalysis:
@@ -100,22 +102,30 @@ def analyze_prompts(
     relabel : bool
         Also label every row with ``regard`` and analyse those labels beside the given ones
         (``relabelled`` in the result; the given labels stay the main ones).
-    include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples
+    include_other, smoothing, n_best, seed, n_sampled, n_draws, alpha, n_resamples, balanced_only
         As for :class:`~fairtalk.prompts._options.PromptOptions` (validated once, there).
+        ``balanced_only`` leaves out the template × structure cells that lack a group, for the
+        labelled estimates too (:func:`~fairtalk.prompts._coverage.analysed_rows`).
     progress : callable, optional
         Receives :class:`~fairtalk.progress.ProgressEvent` values while texts are labelled.
     engine : {"local", "ray"}, RayEngine or mapping, optional
         Where the regard scorer labels: with ``"ray"``, sets of at least two ``score_batch``
         texts are labelled in batches of Ray tasks (the same labels; the certificate's probes
         stay in this process).
-    gold : mapping, optional
-        Human regard labels of a sample of the completions: id -> the labels its annotators gave
-        (``Gold.regard_labels()`` of a ``fairtalk label`` gold file). Each group's mean regard and
-        label shares and each pair's gap then also get a prediction-powered estimate
-        (:func:`~fairtalk.prompts._gold.gold_regard`; ``gold`` in the result, ``gold_source`` naming the file).
+    gold : Gold, mapping, optional
+        Human regard labels of a sample of the completions: a ``fairtalk label`` gold file as
+        :func:`fairtalk.gold.read_gold` returns it, its ``regard_labels()``, or a mapping id ->
+        the labels its annotators gave. Each group's mean regard and label shares and each
+        pair's gap then also get a prediction-powered estimate
+        (:func:`~fairtalk.prompts._gold.gold_regard`; ``gold`` in the result, ``gold_source``
+        naming the file: by default the file read). Labels read from a file that fairtalk's own
+        scorer wrote (``fairtalk regard label``) are refused, as ``prompts analyze --gold``
+        refuses them (:func:`~fairtalk.prompts._gold.gold_input`); a plain mapping names no
+        annotator, and is taken as a person's labels.
     gold_texts : sequence of (id, text), optional
-        The texts the labels were given on (:meth:`fairtalk.gold.Gold.texts` of the gold
-        file): a labelled id whose completion holds another text is an error, not a silent join.
+        The texts the labels were given on (by default those the gold file read keeps,
+        :meth:`fairtalk.gold.Gold.texts`): a labelled id whose completion holds another text is
+        an error, not a silent join.
 
     Returns
     -------
@@ -128,7 +138,8 @@ def analyze_prompts(
     ------
     InputError
         Data the analysis cannot use (see :func:`~fairtalk.prompts._analysis.analyze`), ``gold``
-        for completions without ids (the published outputs), ``gold_texts`` that are not the
+        for completions without ids (the published outputs), ``gold`` read from a file that
+        holds fairtalk's own machine labels, ``gold_texts`` that are not the
         labelled completions' texts, or ``gold`` with no label of regard's four on an analysed completion.
     SpecError
         An unknown regard scorer, or an option out of its range (``alpha=7``, ``n_draws=-3``).
@@ -156,12 +167,15 @@ def analyze_prompts(
         n_draws=n_draws,
         alpha=alpha,
         n_resamples=n_resamples,
+        balanced_only=balanced_only,
     )
+    # a machine's labels read from a file: refused before anything else
+    given = None if gold is None else gold_input(gold, texts=gold_texts, source=gold_source)
     if isinstance(data, pd.DataFrame):
         data = PromptData.from_frame(data)
-    if gold is not None and "id" in data.frame.columns:  # before the scorer labels anything: labels of other texts fail now
-        check_texts(data.frame, gold_texts, gold_source or None)
-        check_usable(data.frame["id"].astype(str).tolist(), gold, gold_source or None)  # all outside regard's four: no gold
+    if given is not None and "id" in data.frame.columns:  # before the scorer labels anything: labels of other texts fail now
+        check_texts(data.frame, given.texts, given.source or None)
+        check_usable(data.frame["id"].astype(str).tolist(), given.labels, given.source or None)  # none of regard's four
     group_set = groups or default_groups()
     progress = progress_callback(progress)
     ray = resolve_engine(engine)
@@ -193,19 +207,20 @@ def analyze_prompts(
         scorer_check=certificate,
         warnings=warnings + result.warnings,
     )
-    if gold is None:
+    if given is None:
         return result
+    analysed = analysed_rows(data.frame, result.groups, balanced_only=o.balanced_only)  # the cells the analysis kept
     found = gold_regard(
-        data.frame,
-        gold,
+        data.frame[~analysed.unbalanced],
+        given.labels,
         groups=result.groups,
         pairs=result.pairs,
         include_other=o.include_other,
-        texts=gold_texts,
-        source=gold_source or None,
+        texts=given.texts,
+        source=given.source or None,
     )
     return result.with_gold(
-        source=gold_source,
+        source=given.source,
         n_labels=found.n_labels,
         clusters=CLUSTERS,
         regard=found.regard,

@@ -38,6 +38,10 @@ class PromptOptions:
         Also label every row with ``regard`` and analyse those labels beside the given ones.
     include_other : bool
         Count label 2 ("other") as a fourth category in distributions and KL.
+    balanced_only : bool
+        Analyse only the template × structure cells that every group holds (its help, the
+        ``--balanced-only`` flag's, is declared on the field): the rows of the others are left
+        out and counted (:func:`~fairtalk.prompts._coverage.analysed_rows`).
     smoothing : float
         Additive smoothing of the distributions before KL (>= 0; 0: the paper's plain KL).
     n_best : int
@@ -72,6 +76,12 @@ class PromptOptions:
     regard: str = "builtin"
     relabel: bool = False
     include_other: bool = False
+    balanced_only: bool = Field(
+        default=False,
+        description="Analyse only template × structure cells every group holds. The completions of the others (a "
+        "template or structure missing for some group, whose gaps are confounded by template) are left out, counted "
+        "in a warning and in results.json.",
+    )
     smoothing: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
     n_best: int = Field(default=5, ge=1)
     seed: int = Field(default=0, ge=0)

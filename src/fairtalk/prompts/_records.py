@@ -126,7 +126,11 @@ class VarianceShares(Codec):
 
 @dataclass(frozen=True, slots=True)
 class AnalysisConfig(Codec):
-    """The settings an analysis ran with (``baseline``: the structure of the original prompts)."""
+    """The settings an analysis ran with (``baseline``: the structure of the original prompts).
+
+    ``balanced_only``: only the template × structure cells every group holds were analysed (False
+    in a file written before the option).
+    """
 
     include_other: bool
     smoothing: float
@@ -136,11 +140,16 @@ class AnalysisConfig(Codec):
     n_draws: int
     baseline: str
     groups_source: str
+    balanced_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class AnalysisCounts(Codec):
-    """Rows analysed: all, polar (-1/0/1), "other", structures, and rows of groups left out."""
+    """Rows analysed: all, polar (-1/0/1), "other", structures, rows of groups left out, and rows of cells left out.
+
+    ``n_rows_unbalanced`` rows in ``n_cells_unbalanced`` template × structure cells that lack a
+    group were left out by ``balanced_only`` (0 without it, and in a file written before it).
+    """
 
     n_rows: int
     n_polar: int
@@ -149,6 +158,8 @@ class AnalysisCounts(Codec):
     has_baseline: bool
     n_rows_ignored: int
     ignored_groups: tuple[str, ...]
+    n_rows_unbalanced: int = 0
+    n_cells_unbalanced: int = 0
 
 
 @dataclass(frozen=True, slots=True)
