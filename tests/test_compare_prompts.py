@@ -283,3 +283,20 @@ def test_analyses_labelled_or_prompted_differently_are_refused(analyses: dict[st
     assert compare_prompt_analyses(base, same).regressed() == (("gender", "regard"),)
     unsaid = compare_prompt_analyses(base, analyses["gap"])  # the fixture's analyses record no labeller
     assert any("does not say which regard scorer labelled it" in w for w in unsaid.warnings)
+
+
+@pytest.mark.parametrize("name", ["balanced_only", "include_other"])
+def test_analyses_of_different_rows_are_refused(analyses: dict[str, Path], tmp_path: Path, name: str) -> None:
+    """An analysis of the balanced cells only (or with the "other" labels) against one of every row compared gaps of
+    different rows as if one had changed."""
+    data = json.loads((analyses["gap"] / "results.json").read_text(encoding="utf-8"))
+    data["config"][name] = True
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    done = _compare(str(analyses["fair"]), str(folder), "--fail-if-worse")
+    assert done.exit_code == 2, done.output
+    said = " ".join(done.output.split())
+    assert "error:" in said and f"analysed in the candidate alone ({name})" in said and "regressed" not in said
+    with pytest.raises(SpecError, match=rf"analysed in the baseline alone \({name}\)"):
+        compare_prompt_analyses(folder, analyses["fair"])

@@ -109,7 +109,8 @@ def _prompts_of(found: Mapping[str, Any]) -> str | None:
 
 
 def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[str, Any], Mapping[str, Any]]) -> list[str]:
-    """What differs between the two analyses' instruments: the regard labeller, the prompts (their kind, their texts), the structures.
+    """What differs between the two analyses' instruments: the regard labeller, the prompts (their kind, their texts), the rows
+    analysed (``balanced_only``, ``include_other``), the structures.
 
     The prompts' texts are compared where both ``import`` entries hold their ``prompts_sha256``
     (completions read by this fairtalk); an analysis written before it was kept is not checked.
@@ -124,6 +125,11 @@ def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[
     digests = [f.get("prompts_sha256") for f in found]
     if None not in digests and digests[0] != digests[1]:
         differ.append(_PROMPTS_DIFFER.format(base=str(digests[0])[:12], cand=str(digests[1])[:12]))
+    for name, said in (("balanced_only", "only the cells every group holds"), ("include_other", 'the "other" labels')):
+        values = (getattr(base.config, name), getattr(cand.config, name))
+        if values[0] != values[1]:
+            which = "baseline" if values[0] else "candidate"
+            differ.append(f"{said} analysed in the {which} alone ({name})")
     only = [sorted(set(a.structure_counts) - set(b.structure_counts)) for a, b in ((base, cand), (cand, base))]
     for which, names in zip(("baseline", "candidate"), only):
         if names:
@@ -300,7 +306,8 @@ def compare_prompt_analyses(
     SpecError
         The two analyses measured differently: labelled by different regard scorers (``import.regard``),
         from different prompts (the published outputs and generated completions, or completions of
-        two prompts files: ``import.prompts_sha256``) or with different structures; no shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
+        two prompts files: ``import.prompts_sha256``), over different rows (``balanced_only``,
+        ``include_other``) or with different structures; no shared group pair with a gap, a pair asked for that the baseline lacks, a pair with
         different groups, an unknown margin key or a margin that is not a finite number > 0, a pair
         given twice, a bad ``alpha``.
     """
