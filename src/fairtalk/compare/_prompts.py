@@ -109,8 +109,9 @@ def _prompts_of(found: Mapping[str, Any]) -> str | None:
 
 
 def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[str, Any], Mapping[str, Any]]) -> list[str]:
-    """What differs between the two analyses' instruments: the regard labeller, the prompts (their kind, their texts), the rows
-    analysed (``balanced_only``, ``include_other``), the structures.
+    """What differs between the two analyses' instruments: labeller, prompts (kind, texts), rows analysed, structures.
+
+    The rows analysed are ``config.balanced_only`` and ``config.include_other``.
 
     The prompts' texts are compared where both ``import`` entries hold their ``prompts_sha256``
     (completions read by this fairtalk); an analysis written before it was kept is not checked.
