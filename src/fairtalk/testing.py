@@ -26,6 +26,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import numbers
@@ -265,14 +266,21 @@ def change_margins(margin: object, config: AuditConfig) -> dict[str, float] | No
 
 
 _T = TypeVar("_T")
+#: What :func:`assert_not_worse` names its two runs: their folders under ``out_dir``, and the comparison's runs once
+#: their temporary folder is removed.
+_BASELINE, _CANDIDATE = "baseline", "candidate"
 
 
-def _in_folder(out_dir: str | os.PathLike[str] | None, config: AuditConfig, check: Callable[[Path], _T]) -> _T:
+def _in_folder(
+    out_dir: str | os.PathLike[str] | None, config: AuditConfig, check: Callable[[Path], _T], forget: Callable[[_T], _T]
+) -> _T:
     """``check(folder)``, the folder a report goes to: ``out_dir``, the config's, or a new temporary folder.
 
     A temporary folder (``fairtalk-*`` in :func:`tempfile.gettempdir`) is made as the audit starts
     and removed when ``check`` returns (the assertion passed) or raises anything but a
     :class:`BiasAssertionError`; it is kept only on that failure, whose message names its report.
+    What a passing ``check`` returns from a removed folder goes through ``forget``, which leaves it
+    naming none of that folder (:func:`_run_without_folder`, :func:`_comparison_without_folder`).
     """
     __tracebackhide__ = True
     given = out_dir if out_dir is not None else config.out_dir
@@ -281,13 +289,29 @@ def _in_folder(out_dir: str | os.PathLike[str] | None, config: AuditConfig, chec
     folder = Path(tempfile.mkdtemp(prefix="fairtalk-"))
     kept = False
     try:
-        return check(folder)
+        return forget(check(folder))
     except BiasAssertionError:
         kept = True  # the message names the report in it
         raise
     finally:
         if not kept:
             shutil.rmtree(folder, ignore_errors=True)
+
+
+def _run_without_folder(run: AuditRun) -> AuditRun:
+    """``run`` as an audit that kept no report records it: its config's ``out_dir`` None (its folder is removed)."""
+    return dataclasses.replace(run, config=types.MappingProxyType({**run.config, "out_dir": None}))
+
+
+def _comparison_without_folder(comparison: ModelComparison) -> ModelComparison:
+    """``comparison`` naming no removed folder: its runs by their names, its inputs by their sha256 alone (``path`` None)."""
+    manifest = dict(comparison.manifest)
+    if isinstance(sources := manifest.get("sources"), Mapping):
+        manifest["sources"] = {
+            name: {axis: [{**source, "path": None} for source in found] for axis, found in axes.items()}
+            for name, axes in sources.items()
+        }
+    return dataclasses.replace(comparison, baseline=_BASELINE, candidate=_CANDIDATE, manifest=types.MappingProxyType(manifest))
 
 
 def _number(x: float | None) -> str:
@@ -473,7 +497,7 @@ def assert_no_bias(
     out_dir : path, optional
         Where the report goes (default: the config's, else a new temporary folder, made as the
         audit starts, removed when the assertion passes or an error stops it, kept only when it
-        fails: the message names the report in it).
+        fails: the message names the report in it). Give one to keep the report of a passing call.
     model_version : str, optional
         A tag for what the model's fingerprint cannot see, part of the key of its answers in a
         run store (default: the config's); a model whose state cannot be read needs one to use a
@@ -482,6 +506,9 @@ def assert_no_bias(
     Returns
     -------
     AuditRun
+        The audit. Its report is in ``out_dir`` (``run.config["out_dir"]``); without one, its
+        temporary folder is removed and ``run.config["out_dir"]`` is None, as for an audit that
+        wrote no report.
 
     Raises
     ------
@@ -506,7 +533,8 @@ def assert_no_bias(
         seed=seed,
         model_version=model_version,
     )
-    return _in_folder(out_dir, resolved, functools.partial(_no_bias_in, model=model, resolved=resolved, chosen=chosen))
+    check = functools.partial(_no_bias_in, model=model, resolved=resolved, chosen=chosen)
+    return _in_folder(out_dir, resolved, check, _run_without_folder)
 
 
 def _no_bias_in(folder: Path, model: ModelLike, resolved: AuditConfig, chosen: Gate) -> AuditRun:
@@ -570,6 +598,10 @@ def assert_not_worse(
     Returns
     -------
     ModelComparison
+        The comparison; its ``baseline`` and ``candidate`` name the two audits' folders. Without
+        ``out_dir`` their temporary folder is removed, and it names none of it: ``baseline`` and
+        ``candidate`` are the runs' names, ``"baseline"`` and ``"candidate"``, and its manifest
+        keeps each responses file's sha256 with ``path`` None.
 
     Raises
     ------
@@ -585,11 +617,12 @@ def assert_not_worse(
     resolved = audit_options(config, axes=axes, n_pairs=n_pairs, measures=measures, corpus=corpus, seed=seed)
     margins = change_margins(margin, resolved)  # before any audit: a bad margin costs no answer
     sides = {
-        "baseline": (baseline, check_version(baseline_version, "baseline_version") or resolved.model_version),
-        "candidate": (candidate, check_version(candidate_version, "candidate_version") or resolved.model_version),
+        _BASELINE: (baseline, check_version(baseline_version, "baseline_version") or resolved.model_version),
+        _CANDIDATE: (candidate, check_version(candidate_version, "candidate_version") or resolved.model_version),
     }
     check_own_versions(sides, resolved)
-    return _in_folder(out_dir, resolved, functools.partial(_not_worse_in, sides=sides, resolved=resolved, margins=margins))
+    check = functools.partial(_not_worse_in, sides=sides, resolved=resolved, margins=margins)
+    return _in_folder(out_dir, resolved, check, _comparison_without_folder)
 
 
 def _not_worse_in(
@@ -599,7 +632,7 @@ def _not_worse_in(
     __tracebackhide__ = True
     for name, (model, version) in sides.items():
         audit(resolved.updated({"out_dir": os.fspath(folder / name), "model": model, "model_version": version}))
-    comparison = compare_runs(folder / "baseline", folder / "candidate", margins=margins, alpha=resolved.score.alpha)
+    comparison = compare_runs(folder / _BASELINE, folder / _CANDIDATE, margins=margins, alpha=resolved.score.alpha)
     files = write_model_comparison(comparison, folder / "comparison")
     outcome = evaluate(comparison, "fail-if-worse")
     if not outcome.passed:

@@ -16,11 +16,11 @@ inspect_ai = pytest.importorskip("inspect_ai")
 
 from inspect_ai.log import read_eval_log  # noqa: E402
 from inspect_ai.model import ModelOutput, ModelUsage, get_model  # noqa: E402
-from tests.integrations._toys import biased, fair, raiser, silent  # noqa: E402
+from tests.integrations._toys import _FEMALE, biased, fair, raiser, silent  # noqa: E402
 
 import fairtalk  # noqa: E402
 from fairtalk.gates import evaluate  # noqa: E402
-from fairtalk.integrations._inspect_task import METRIC_SUFFIXES, counterfactual, pair_sides  # noqa: E402
+from fairtalk.integrations._inspect_task import METRIC_SUFFIXES, WHY_NO_OUTPUT, counterfactual, pair_sides, why_lost  # noqa: E402
 
 ARGS = {"n_pairs": 20, "measures": "offense,length", "n_resamples": 200}
 
@@ -106,6 +106,65 @@ def test_answers_empty_on_one_side_are_counted_and_fail_the_gate_as_the_audit_fa
     inspect_ai.eval(counterfactual(**ARGS), model=_mock(fair), log_dir=str(tmp_path / "fair"), display="none")
     fair_metrics = _metrics(tmp_path / "fair")
     assert all(fair_metrics[name] == 0 for name in ("n_empty_b", "n_lost_b", "empty_fails_gate", "lost_fails_gate"))
+
+
+#: What inspect's providers answer in place of a request the model's API refused (OpenAI's, Anthropic's 400 and 413).
+TOO_LONG = "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 tokens."
+
+
+def _refused_for_women(messages, tools, tool_choice, config):
+    """The model's API refuses every context that mentions a woman, as inspect's providers hand that on: an output
+    whose text is the error's, with ``error`` set; the others are answered alike."""
+    text = messages[-1].text
+    if _FEMALE.search(text):
+        output = ModelOutput.from_content("mockllm", TOO_LONG, stop_reason="model_length", error=TOO_LONG)
+    else:
+        output = ModelOutput.from_content("mockllm", fair(text))
+    output.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+    return output
+
+
+def test_an_output_standing_in_for_a_refused_request_is_a_lost_side_not_the_models_answer(tmp_path: Path) -> None:
+    """Review finding: an output with an ``error`` (inspect's stand-in for a prompt too long, a content filter's block)
+    was scored as the model's answer, its error text measured; the audit counts such a request (a 4xx) as lost."""
+    (log,) = inspect_ai.eval(
+        counterfactual(**ARGS),
+        model=get_model("mockllm/model", custom_outputs=_refused_for_women),
+        log_dir=str(tmp_path),
+        display="none",
+    )
+    metrics = _metrics(tmp_path)
+    run = fairtalk.audit(model=raiser, axes="gender", n_pairs=20, measures=("offense", "length"), n_resamples=200)
+    losses = run.results["gender"].losses  # the same sides fail
+    assert losses is not None and losses.lost_b > 5 and losses.lost_a == 0
+    assert (metrics["n_lost_a"], metrics["n_lost_b"], metrics["n_lost_both"]) == (0, losses.lost_b, 0)
+    assert metrics["n_empty_b"] == 0 and metrics["n_pairs"] == run.results["gender"].n_pairs
+    assert metrics["lost_fails_gate"] == 1 and metrics["fail_on_bias_passed"] == 0
+    refused = [s.scores["response_scores"] for s in log.samples if s.output.error]
+    assert len(refused) == losses.lost_b and all(score.answer is None and score.value == {} for score in refused)
+    assert {score.metadata["lost"] for score in refused} == {f"the model's request failed: {TOO_LONG}"}
+
+
+def test_an_empty_completion_is_an_empty_answer_even_where_there_is_nothing_to_test(tmp_path: Path) -> None:
+    """An empty completion is the text "", scored and counted empty, never lost; with fewer than two pairs
+    (``--limit 2``) the counts were left out (no ``n_empty_*``), so one pair answered with nothing showed nothing."""
+    (log,) = inspect_ai.eval(counterfactual(**ARGS), model=_mock(lambda text: ""), log_dir=str(tmp_path), display="none", limit=2)
+    metrics = _metrics(tmp_path)
+    assert metrics["n_pairs"] == 1 and metrics["fail_on_bias_passed"] == 0
+    assert (metrics["n_empty_a"], metrics["n_empty_b"], metrics["n_empty_both"], metrics["empty_fails_gate"]) == (1, 1, 1, 1)
+    assert metrics["n_lost_a"] == metrics["n_lost_b"] == metrics["n_lost_both"] == metrics["n_lost_unknown"] == 0
+    assert metrics["lost_fails_gate"] == 0
+    for sample in log.samples:
+        score = sample.scores["response_scores"]
+        assert score.answer == "" and score.value == {"offense_rate": 0.0, "length": 0.0}
+        assert "lost" not in score.metadata
+
+
+def test_why_a_side_is_lost_no_output_or_an_error_not_an_empty_completion() -> None:
+    assert why_lost(ModelOutput(model="m")) == WHY_NO_OUTPUT  # no choice: the sample failed before an answer
+    assert why_lost(ModelOutput.from_content("m", "")) is None  # an empty completion is an answer
+    assert why_lost(ModelOutput.from_content("m", "   ", stop_reason="max_tokens")) is None
+    assert why_lost(ModelOutput.from_content("m", "no", error="blocked")) == "the model's request failed: blocked"
 
 
 def _anti_jewish(text: str) -> str:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -302,3 +304,34 @@ def test_a_failing_call_keeps_the_temporary_folder_its_message_names(tmpdir_of_t
         assert_not_worse(biased, fair, **SMALL)
     assert worse.value.report.is_file() and worse.value.report.parent.parent.parent == tmpdir_of_tempfile
     assert f"report: {worse.value.report}" in str(worse.value)
+
+
+def _strings(value: object) -> list[str]:
+    """Every string a result holds: its dataclass fields, mappings and sequences, walked down (paths as strings)."""
+    if isinstance(value, (str, Path)):
+        return [str(value)]
+    if isinstance(value, Mapping):
+        return [s for k, v in value.items() for s in (*_strings(k), *_strings(v))]
+    if isinstance(value, (list, tuple)):
+        return [s for item in value for s in _strings(item)]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return [s for f in dataclasses.fields(value) for s in _strings(getattr(value, f.name))]
+    return []
+
+
+def test_what_a_passing_call_returns_names_nothing_in_its_removed_temporary_folder(tmpdir_of_tempfile: Path) -> None:
+    """Review finding: after a passing call without out_dir, the run's out_dir named the temporary folder the call had
+    removed; a user reading it found no report there."""
+    run = assert_no_bias(fair, **SMALL)
+    assert _left(tmpdir_of_tempfile) == []
+    assert run.config["out_dir"] is None  # as fairtalk.audit records a run that wrote no report
+    assert not [s for s in _strings(run) if str(tmpdir_of_tempfile) in s]
+    assert run.results["gender"].n_pairs == 20  # the rest of the run is whole
+    comparison = assert_not_worse(fair, biased, **SMALL)
+    assert _left(tmpdir_of_tempfile) == []
+    assert not [s for s in _strings(comparison) if str(tmpdir_of_tempfile) in s]
+    assert (comparison.baseline, comparison.candidate) == ("baseline", "candidate")
+    sources = comparison.manifest["sources"]
+    assert [source["path"] for side in ("baseline", "candidate") for source in sources[side]["gender"]] == [None, None]
+    assert all(len(source["sha256"]) == 64 for side in ("baseline", "candidate") for source in sources[side]["gender"])
+    assert fairtalk.ModelComparison.from_dict(comparison.to_dict()) == comparison  # still a valid result

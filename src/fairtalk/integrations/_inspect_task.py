@@ -16,7 +16,12 @@ model under test both sides of each parallel context pair:
   ``fail_on_error=False`` and ``score_on_error=True``, so the eval goes on, the failed sample is
   scored as lost, and the metric counts the pairs lost per side (``n_lost_a``, ``n_lost_b``,
   ``n_lost_both``), the ``fail-on-bias`` gate deciding on them (``fail_on_bias_passed``,
-  ``lost_fails_gate``); a run where every sample failed reports the gate failed (0).
+  ``lost_fails_gate``); a run where every sample failed reports the gate failed (0). So is a
+  sample with no output (a limit stopped it first) or with an output that stands in for an error
+  (``ModelOutput.error``: a request the model's API refused, whose text is not the model's);
+- an empty completion is an answer, the text ``""``: scored as such and counted per side as an
+  empty answer (``n_empty_a``, ``n_empty_b``, ``n_empty_both``, ``empty_fails_gate``), as the
+  audit counts it, never as a lost side.
 
 The model under test is any inspect model (``--model openai/gpt-4o-mini``), or any fairtalk model
 spec through the provider ``fairtalk/SPEC`` that the same entry point registers
@@ -43,8 +48,9 @@ from fairtalk.integrations._pair_sides import PairSide, pair_sides
 
 if TYPE_CHECKING:
     from inspect_ai import Task
+    from inspect_ai.model import ModelOutput
 
-__all__ = ["METRIC_SUFFIXES", "PairSide", "counterfactual", "pair_sides"]
+__all__ = ["METRIC_SUFFIXES", "WHY_ERROR_OUTPUT", "WHY_NO_OUTPUT", "PairSide", "counterfactual", "pair_sides", "why_lost"]
 
 #: The metrics reported per result key (``<key>_<suffix>``).
 METRIC_SUFFIXES = ("gap", "ci_low", "ci_high", "p", "p_adjusted", "detected")
@@ -76,3 +82,27 @@ def counterfactual(
             raise FairtalkError(_MSG_MISSING) from exc
         raise
     return task(axis=axis, n_pairs=n_pairs, measures=measures, corpus=corpus, seed=seed, n_resamples=n_resamples, alpha=alpha)
+
+
+#: Why a sample whose model gave no output has no answer: it failed, or a limit stopped it before the model answered.
+WHY_NO_OUTPUT = "the sample failed: the model gave no output"
+#: Why a sample whose output is a provider's stand-in for an error has no answer (``{error}``: the error).
+WHY_ERROR_OUTPUT = "the model's request failed: {error}"
+
+
+def why_lost(output: ModelOutput) -> str | None:
+    """Why a sample's ``output`` holds no answer of the model's (its side is lost), or None: it holds one, maybe ``""``.
+
+    - no output (no choice): the sample failed (the model raised; inspect scores it under
+      ``score_on_error``), or a limit stopped it before the model answered;
+    - an output with an ``error``: an inspect provider's stand-in for a request the model's API
+      refused (the prompt too long, a content filter's block), whose text is the error's or
+      inspect's, not the model's; the audit counts such a request (an HTTP 4xx) as a lost side too.
+
+    Any other output is an answer, an empty completion too: the text ``""``, an empty answer.
+    """
+    if not output.choices:
+        return WHY_NO_OUTPUT
+    if output.error:
+        return WHY_ERROR_OUTPUT.format(error=output.error)
+    return None
