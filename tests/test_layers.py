@@ -55,8 +55,9 @@ RECORD_MODULES = {
     "prompts/_data.py": "prompt_records",
 }
 RECORD_UNITS = set(RECORD_MODULES.values())
-#: A stage's entry modules: where it wires its stages into a result, so they may import the results layer too.
-ENTRY_MODULES = {"prompts/_analysis.py": {"results"}, "prompts/_labelling.py": {"results"}}
+#: A stage's entry modules: where it wires its stages into a result, so they may import the results layer too (and
+#: ``_analysis.py`` the inference, which decides the pairs' verdicts the result holds).
+ENTRY_MODULES = {"prompts/_analysis.py": {"results", "inference"}, "prompts/_labelling.py": {"results"}}
 #: Units on the public API, like ``cli``: they may import the top-level names and the documented (non-private)
 #: submodules, and no other unit may import them. ``testing.py`` (the bias assertions) belongs to the integrations,
 #: and ``__main__.py`` (``python -m fairtalk``) to the CLI.
@@ -171,8 +172,12 @@ def test_paper_004_is_a_stage_with_one_entry() -> None:
     """``prompts/`` follows the layer rules like every stage: only its entry modules reach the results, none the report."""
     assert "prompts" not in WIRING and "prompts" in ALLOWED
     found = {(str(p.relative_to(SRC)), _unit(m)) for p in (SRC / "prompts").rglob("*.py") for m, *_ in _imports(p)}
-    upward = {(rel, target) for rel, target in found if target in {"results", "report", "pipeline", "cli"}}
-    assert upward == {("prompts/_analysis.py", "results"), ("prompts/_labelling.py", "results")}
+    upward = {(rel, target) for rel, target in found if target in {"inference", "results", "report", "pipeline", "cli"}}
+    assert upward == {
+        ("prompts/_analysis.py", "inference"),
+        ("prompts/_analysis.py", "results"),
+        ("prompts/_labelling.py", "results"),
+    }
 
 
 def test_record_modules_import_only_the_base() -> None:
@@ -267,3 +272,34 @@ def test_the_library_never_prints_and_only_report_plots() -> None:
         if p.relative_to(SRC).parts[0] != "report" and "matplotlib" in p.read_text(encoding="utf-8")
     ]
     assert plotting == []
+
+
+#: The modules that hold or wire a verdict decided in ``inference/``: they ask, score and keep, and decide nothing.
+#: (``run/_axis.py`` still corrects the run's family across axes itself; it is not listed.)
+UNDECIDING = ("run/_similarity_test.py",)
+
+
+def _stats_functions(path: Path) -> list[str]:
+    """``line: name`` for each function (a lowercase name) or whole module a file imports from ``fairtalk.stats``, lazily too."""
+    return [
+        f"{line}: {name or module}"
+        for module, names, _, line in _imports(path)
+        if _unit(module) == "stats"
+        for name in (names or [""])
+        if not name or not name[0].isupper()  # a record or a constant (PPIEstimate, DEFAULT_MARGINS) decides nothing
+    ]
+
+
+def test_verdicts_are_decided_in_inference_not_in_results_or_run() -> None:
+    """results/ holds decided verdicts: it calls no test, correction or verdict of stats/ (the prompts analysis' Holm
+    over its pairs is :func:`fairtalk.inference.pair_verdicts`); the similarity test's run asks the model and leaves the
+    test and its verdicts to :func:`fairtalk.inference.similarity_rows`."""
+    results = {str(p.relative_to(SRC)): found for p in sorted((SRC / "results").rglob("*.py")) if (found := _stats_functions(p))}
+    assert results == {}
+    for rel in UNDECIDING:
+        imported = {name for module, names, _, _ in _imports(SRC / rel) for name in names}
+        assert _stats_functions(SRC / rel) == [] and not imported & {"Verdict", "SimilarityRow"}, rel
+    decided = [
+        (module, names) for module, names, *_ in _imports(SRC / "prompts" / "_analysis.py") if _unit(module) == "inference"
+    ]
+    assert decided == [("fairtalk.inference", ["pair_verdicts"])]  # the analysis has its pairs' verdicts decided there

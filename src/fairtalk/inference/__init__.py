@@ -3,7 +3,9 @@
 Pure functions over arrays and records: the paired test, interval, equivalence and power of one
 result key (``_measure_tests.py``), the multiple-testing family (``_family.py``), the scorer check
 (``_scorer_check.py``), labels by prediction-powered inference (``_gold.py``), bias over turns
-(``_by_turn.py``) and answers cut at the token limit (``_truncation.py``).
+(``_by_turn.py``), answers cut at the token limit (``_truncation.py``), the counterfactual
+similarity test's rows (``_similarity.py``) and the verdicts of paper 004's group pairs
+(``_prompt_pairs.py``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,9 @@ from fairtalk.inference._measure_tests import (
     corpus_row,
     corpus_rows,
 )
+from fairtalk.inference._prompt_pairs import pair_verdicts
 from fairtalk.inference._scorer_check import PROBES, certify, check_scorers, probe_pairs
+from fairtalk.inference._similarity import similarity_rows
 from fairtalk.inference._truncation import check_truncation, token_limit_rows
 
 __all__ = [
@@ -54,5 +58,7 @@ __all__ = [
     "corpus_rows",
     "finalize",
     "gold_estimates",
+    "pair_verdicts",
+    "similarity_rows",
     "token_limit_rows",
 ]

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from fairtalk.errors import InputError
+from fairtalk.inference import pair_verdicts
 from fairtalk.prompts import _tables as tables
 from fairtalk.prompts._coverage import analysed_rows, check_pairs, coverage_warnings, unbalanced_warning
 from fairtalk.prompts._options import PromptOptions
@@ -211,5 +212,6 @@ def analyze(
             if boot.n_resamples
             else _NO_INFERENCE.format(why="n_resamples 0" if o.n_resamples == 0 else "see the warnings"),
         ),
+        pair_verdicts=pair_verdicts({name: gap.p for name, gap in gaps.gaps.items()}, o.alpha),
         warnings=(*coverage_warnings(pairs_left, boot.note, cells.cell_counts, rows.names, rows.structures), *found_notes),
     )

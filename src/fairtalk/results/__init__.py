@@ -10,7 +10,7 @@ Every result answers ``verdicts`` (key -> :class:`Verdict`), ``detected()``, ``t
 - ``SimilarityResult``: the counterfactual similarity test against its no-effect baseline;
 - ``DebiasComparison``: baseline and debiased models audited on the same pairs;
 - ``ModelComparison``: a baseline and a candidate model compared, per key the change in gap;
-- ``PromptAnalysis``: paper 004's analysis of labelled completions;
+- ``PromptAnalysis``: paper 004's analysis of labelled completions (per group pair a ``PairVerdict``);
 - ``ByTurnResult``: a multi-turn audit's gaps by the turns since the identity appeared;
 - ``PlantedRecovery``: planted gaps of known size set beside what the audit recovered;
 - ``Provenance``: where an ``AuditResult`` came from (versions, hashes, settings, seeds), typed.
@@ -37,7 +37,7 @@ from fairtalk.results._debias import ComparedModel, DebiasComparison
 from fairtalk.results._model_comparison import KIND as COMPARISON_KIND
 from fairtalk.results._model_comparison import Change, ComparedAxis, GapChange, ModelComparison
 from fairtalk.results._planted import DebiasedGap, PlantedGap, PlantedRecovery, RankerPool
-from fairtalk.results._prompt_analysis import PromptAnalysis
+from fairtalk.results._prompt_analysis import PairVerdict, PromptAnalysis
 from fairtalk.results._protocol import Result, Verdict
 from fairtalk.results._provenance import (
     AuditProvenance,
@@ -84,6 +84,7 @@ __all__ = [
     "DebiasedGap",
     "DivergentPair",
     "PairLosses",
+    "PairVerdict",
     "GapChange",
     "GenerationSummary",
     "GoldProvenance",

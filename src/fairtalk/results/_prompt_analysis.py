@@ -35,14 +35,12 @@ from fairtalk.stats import PPIEstimate
 if TYPE_CHECKING:  # pandas is imported lazily, when a table is built or read
     import pandas as pd
 
-__all__ = ["METHOD", "PromptAnalysis"]
+__all__ = ["METHOD", "PairVerdict", "PromptAnalysis"]
 
 #: The ``method`` entry of ``results.json``.
 METHOD = "prompts (Aggarwal et al. 2022, syntactically diverse prompts)"
 #: The tables written as ``outer -> inner -> value``, non-finite values as null.
 _FINITE_TABLES = ("kl", "baseline_kl", "by_structure", "gap_by_structure", "by_kind", "structure_p")
-#: The level of the pair verdicts when the analysis kept no inference settings.
-_ALPHA = 0.05
 
 
 def _finite(value: float) -> float | None:
@@ -153,6 +151,27 @@ class PromptGold(Codec):
     gaps: Mapping[str, PPIEstimate] = field(metadata=SKIP | via(_ppi_map, _ppi_map_of))
 
 
+@dataclass(frozen=True, slots=True)
+class PairVerdict(Codec):
+    """A group pair's verdict on its regard gap, as the analysis decided it (:func:`fairtalk.inference.pair_verdicts`).
+
+    ``p_adjusted``: the gap's bootstrap p, Holm-adjusted over the pairs (None without one: no
+    bootstrap ran); ``verdict``: :attr:`Verdict.DIFFERENT` when it is below the inference's α, else
+    :attr:`Verdict.INCONCLUSIVE` (the analysis tests no equivalence). A string ``verdict`` is read
+    as its :class:`Verdict`.
+    """
+
+    p_adjusted: float | None
+    verdict: Verdict
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "verdict", Verdict(self.verdict))  # ValueError for a string that is no verdict
+
+
+def _pair_verdicts_of(data: Mapping[str, Any]) -> Mapping[str, PairVerdict]:
+    return MappingProxyType({name: PairVerdict.from_dict(value) for name, value in data.items()})
+
+
 def _frame(name: str, json_key: str, *, finite: bool, columns: str = "", none: float = math.nan) -> MappingProxyType[str, Any]:
     """Field metadata of a table written as ``{row: {column: value}}`` under ``json_key``.
 
@@ -219,9 +238,12 @@ class PromptAnalysis(Codec, Result[str]):
     ``gaps[pair]`` a :class:`~fairtalk.prompts._records.Gap`, ``reversing[pair]`` the structures that
     reverse its gap significantly. ``warnings`` flags small cells and pairs without a gap.
 
-    Its keys are the group pairs: ``verdicts[pair]`` is :attr:`Verdict.DIFFERENT` when the gap's
-    bootstrap p, Holm-adjusted over the pairs, is below the inference's α (else ``INCONCLUSIVE``:
-    the analysis tests no equivalence); ``detected()`` names those pairs.
+    Its keys are the group pairs: ``pair_verdicts[pair]`` is the :class:`PairVerdict` the analysis
+    decided (:func:`fairtalk.inference.pair_verdicts`: the gap's bootstrap p, Holm-adjusted over the
+    pairs, against the inference's α), ``verdicts[pair]`` its :class:`Verdict`, and ``detected()``
+    names the pairs with a difference detected. A file written before the verdicts were recorded has
+    none (``pair_verdicts`` None): its pairs read as ``INCONCLUSIVE``, nothing decided; rerun the
+    analysis for them.
 
     From :func:`~fairtalk.prompts._labelling.analyze_prompts`, the analysis also holds what it
     was computed from: ``data_summary`` (what the reader found and how the rows were labelled),
@@ -271,6 +293,10 @@ class PromptAnalysis(Codec, Result[str]):
         default=None,
         metadata=via(lambda i: {} if i is None else i.to_dict(), lambda d: InferenceSettings.from_dict(d) if d else None),
     )
+    pair_verdicts: Mapping[str, PairVerdict] | None = field(
+        default=None,
+        metadata=OMIT_DEFAULT | via(lambda found: {name: v.to_dict() for name, v in found.items()}, _pair_verdicts_of),
+    )
     warnings: tuple[str, ...] = ()
     data_summary: DataSummary | None = None
     frame: pd.DataFrame | None = field(default=None, repr=False)
@@ -314,6 +340,7 @@ class PromptAnalysis(Codec, Result[str]):
         "worst_by_group",
         "structure_p",
         "inference",
+        "pair_verdicts",
         "warnings",
         "gold",
     )
@@ -331,6 +358,8 @@ class PromptAnalysis(Codec, Result[str]):
         ):
             object.__setattr__(self, name, MappingProxyType(dict(getattr(self, name))))
         object.__setattr__(self, "warnings", tuple(self.warnings))
+        if self.pair_verdicts is not None:
+            object.__setattr__(self, "pair_verdicts", MappingProxyType(dict(self.pair_verdicts)))
 
     def __eq__(self, other: object) -> bool:
         """Two analyses are equal when their ``results.json`` content is (the tables compared as written)."""
@@ -345,18 +374,10 @@ class PromptAnalysis(Codec, Result[str]):
 
     @property
     def verdicts(self) -> Mapping[str, Verdict]:
-        """Pair -> :attr:`Verdict.DIFFERENT` when its gap's p, Holm-adjusted over the pairs, is below α; else ``INCONCLUSIVE``."""
-        import numpy as np
-
-        from fairtalk.stats import adjust_pvalues
-
-        alpha = self.inference.alpha if self.inference is not None else _ALPHA
-        names = list(self.gaps)
-        p = np.array([math.nan if g.p is None else g.p for g in self.gaps.values()], dtype=float)
-        adjusted = adjust_pvalues(p, method="holm") if names else p
-        return MappingProxyType(
-            {name: Verdict.DIFFERENT if adjusted[i] < alpha else Verdict.INCONCLUSIVE for i, name in enumerate(names)}
-        )
+        """Pair -> the verdict the analysis decided (:attr:`pair_verdicts`); ``INCONCLUSIVE`` for each pair where none was recorded."""
+        if self.pair_verdicts is None:
+            return MappingProxyType(dict.fromkeys(self.gaps, Verdict.INCONCLUSIVE))
+        return MappingProxyType({name: found.verdict for name, found in self.pair_verdicts.items()})
 
     def with_gold(
         self,

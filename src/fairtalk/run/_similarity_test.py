@@ -3,10 +3,11 @@
 Per pair, the model answers side A and side B (the counterfactual answers) and, as the
 no-effect baseline, side A twice more with two other seeds (a placebo pair: no word differs).
 For each similarity method the per-pair divergence ``1 - similarity`` of the counterfactual
-answers is compared with the baseline's by the paired mean test (dialogues as units when the
-pairs name them), and the p-values are corrected over the methods (Holm) whose divergence differs
-from the baseline's on some pair (as the audit leaves out the keys where every pair scores the same). See
-:mod:`fairtalk.measures._similarity`.
+answers (:mod:`fairtalk.measures._similarity`) is set beside the baseline's, and
+:func:`fairtalk.inference.similarity_rows` decides what they show: the paired mean test (dialogues
+as units when the pairs name them), corrected over the methods (Holm) whose divergence differs
+from the baseline's on some pair, and the verdicts. This module asks the model and checks the
+re-asks; it decides no verdict.
 
 What the baseline is depends on the decoding:
 
@@ -23,10 +24,8 @@ What the baseline is depends on the decoding:
   :data:`SAMPLING_CHECK_MIN_PAIRS` of them and :data:`SAMPLING_CHECK_MAX_SHARE` or more word for
   word identical is far beyond chance for a model that samples, and the result warns.
 
-A row counts as a difference (``detected``) only when the test and its interval agree: the
-Holm-adjusted p below ``alpha`` *and* 0 outside the 95% interval (when there is one). The test
-is the exact sign-flip test when few units differ and the interval a t interval, so they can
-disagree on skewed or sparse differences; such a row says so (``verdict``, ``note``).
+A row counts as a difference (``detected``) only when the test and its interval agree (see
+:mod:`fairtalk.inference._similarity`); a row where they disagree says so (``verdict``, ``note``).
 """
 
 from __future__ import annotations
@@ -41,14 +40,14 @@ import numpy as np
 
 from fairtalk._jsonl import read_objects
 from fairtalk.errors import InputError
+from fairtalk.inference import similarity_rows
 from fairtalk.measures import n_words, pair_similarity, same_answers
 from fairtalk.models import DecodingSettings, ReplyFunction, Responder
 from fairtalk.pairs import PairColumn
 from fairtalk.progress import ProgressCallback, ProgressReporter, progress_callback
 from fairtalk.records import Pair
-from fairtalk.results import SimilarityResult, SimilarityRow, Verdict
+from fairtalk.results import SimilarityResult
 from fairtalk.run._generate import FailedBefore, Generation, cached_model, generate, pair_column
-from fairtalk.stats import adjust_pvalues, difference_interval, paired_test
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES, CachingResponder
 
 __all__ = [
@@ -89,11 +88,6 @@ _MSG_SAMPLING_IGNORED = (
     "(answers of {min_words} words or more; the rule: {share:.0%} or more of at least {min_pairs}): the model or its "
     "server seems to ignore sampling or the seed, so two asks of one context barely differ and the test is in effect "
     "one of determinism"
-)
-_NOTE_NO_VARIATION = "every pair's divergence equals its baseline's: not tested, and left out of the Holm family"
-_NOTE_TEST_ONLY = "the paired test rejects (adjusted p {p:.3g}) but its 95% interval includes 0: not counted as a difference"
-_NOTE_INTERVAL_ONLY = (
-    "the 95% interval excludes 0 but the paired test does not reject (adjusted p {p}): not counted as a difference"
 )
 _MSG_SIDE_FAILED = (
     "{n} of {n_pairs} pairs left out: a side failed (side a only {a}, side b only {b}, both {both}); "
@@ -271,31 +265,7 @@ def against_baseline(
     else:
         bl = pair_similarity([r[2][0] for r in kept], [r[2][1] for r in kept], methods=methods)
         bl_div = {m: 1.0 - bl[m] for m in methods}
-    tests = {m: _compare(cf_div[m], bl_div[m], units) for m in methods}
-    # as the audit's family: a method whose every pair's divergence equals its baseline's tests nothing and is left out
-    varies = {m: bool(np.any(cf_div[m] != bl_div[m])) for m in methods}
-    in_family = [np.nan if t[2] is None or not varies[m] else t[2] for m, t in tests.items()]
-    adjusted = adjust_pvalues(np.array(in_family), method="holm")
-    out = []
-    for (method, (test, interval, p, note)), p_adj in zip(tests.items(), adjusted):
-        p_adjusted = None if np.isnan(p_adj) else float(p_adj)
-        note = note if varies[method] else "; ".join(n for n in (_NOTE_NO_VARIATION, note) if n)
-        verdict, disagreement = _verdict(p_adjusted, interval, alpha)
-        out.append(
-            SimilarityRow(
-                method=method,
-                n_pairs=len(kept),
-                counterfactual=float(np.mean(cf_div[method])),
-                baseline=float(np.mean(bl_div[method])),
-                difference=float(np.mean(cf_div[method] - bl_div[method])),
-                ci95=interval,
-                test=test,
-                p=p,
-                p_adjusted=p_adjusted,
-                verdict=verdict,
-                note="; ".join(n for n in (disagreement, note) if n) or None,
-            )
-        )
+    rows = similarity_rows(cf_div, bl_div, alpha=alpha, units=units)
     summary = {"counterfactual": counterfactual.summary.to_dict(), "baseline": baseline.summary.to_dict()}
     return SimilarityResult(
         axis=pairs[0].axis if pairs else "",
@@ -304,7 +274,7 @@ def against_baseline(
         seed=seed,
         n_pairs=len(kept),
         n_clusters=None if units is None else len(set(units)),
-        rows=tuple(out),
+        rows=rows,
         summary=MappingProxyType(summary),
         sampled=settings.do_sample,
         baseline_kind="zero" if zero else "measured",
@@ -356,17 +326,6 @@ def _sampling_check(baseline: Generation) -> dict[str, Any]:
     }
 
 
-def _verdict(p_adjusted: float | None, interval: tuple[float | None, float | None], alpha: float) -> tuple[Verdict, str | None]:
-    """``(verdict, note)``: a difference only when the test rejects and the interval (if any) excludes 0."""
-    rejects = p_adjusted is not None and p_adjusted < alpha
-    low, high = interval
-    if low is None or high is None or rejects == (not low <= 0.0 <= high):
-        return Verdict.DIFFERENT if rejects else Verdict.INCONCLUSIVE, None
-    if rejects:
-        return Verdict.DISAGREE, _NOTE_TEST_ONLY.format(p=p_adjusted)
-    return Verdict.DISAGREE, _NOTE_INTERVAL_ONLY.format(p="n/a" if p_adjusted is None else f"{p_adjusted:.3g}")
-
-
 def _left_out(counterfactual: Generation, n_pairs: int, n_baseline_failed: int) -> list[str]:
     """The warnings counting the pairs left out: a side of their counterfactual answers failed, or their baseline did."""
     sides: dict[str, set[str]] = {}
@@ -403,12 +362,3 @@ def _failures(*generations: Generation) -> str:
         kinds=kinds,
         examples="; ".join(m for kind in counts for m in examples[kind]),
     )
-
-
-def _compare(
-    cf: np.ndarray, bl: np.ndarray, units: Sequence[str] | None
-) -> tuple[str, tuple[float | None, float | None], float | None, str | None]:
-    """The paired mean test and t interval of counterfactual - baseline divergence."""
-    test = paired_test(cf, bl, kind="count", clusters=units)
-    interval = difference_interval(cf, bl, kind="count", clusters=units)
-    return test.name, (interval.low, interval.high), test.p, test.note or interval.note
