@@ -16,6 +16,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from fairtalk._codec import OMIT_DEFAULT, SKIP, Codec, key, via
+from fairtalk.errors import InputError
 from fairtalk.prompts._data import DataSummary
 from fairtalk.prompts._records import (
     AnalysisConfig,
@@ -151,6 +152,12 @@ class PromptGold(Codec):
     gaps: Mapping[str, PPIEstimate] = field(metadata=SKIP | via(_ppi_map, _ppi_map_of))
 
 
+_MSG_UNDECIDED = (
+    "this prompts analysis was written before fairtalk recorded its pair verdicts (no pair_verdicts in its "
+    "results.json); rerun `fairtalk prompts analyze` to decide them"
+)
+
+
 @dataclass(frozen=True, slots=True)
 class PairVerdict(Codec):
     """A group pair's verdict on its regard gap, as the analysis decided it (:func:`fairtalk.inference.pair_verdicts`).
@@ -242,7 +249,7 @@ class PromptAnalysis(Codec, Result[str]):
     decided (:func:`fairtalk.inference.pair_verdicts`: the gap's bootstrap p, Holm-adjusted over the
     pairs, against the inference's α), ``verdicts[pair]`` its :class:`Verdict`, and ``detected()``
     names the pairs with a difference detected. A file written before the verdicts were recorded has
-    none (``pair_verdicts`` None): its pairs read as ``INCONCLUSIVE``, nothing decided; rerun the
+    none (``pair_verdicts`` None): ``verdicts`` and ``detected()`` raise InputError there; rerun the
     analysis for them.
 
     From :func:`~fairtalk.prompts._labelling.analyze_prompts`, the analysis also holds what it
@@ -374,9 +381,16 @@ class PromptAnalysis(Codec, Result[str]):
 
     @property
     def verdicts(self) -> Mapping[str, Verdict]:
-        """Pair -> the verdict the analysis decided (:attr:`pair_verdicts`); ``INCONCLUSIVE`` for each pair where none was recorded."""
+        """Pair -> the verdict the analysis decided (:attr:`pair_verdicts`).
+
+        Raises
+        ------
+        InputError
+            The analysis was read from a file written before the verdicts were recorded: they were
+            never decided there, and reading them as inconclusive would hide a difference.
+        """
         if self.pair_verdicts is None:
-            return MappingProxyType(dict.fromkeys(self.gaps, Verdict.INCONCLUSIVE))
+            raise InputError(_MSG_UNDECIDED)
         return MappingProxyType({name: found.verdict for name, found in self.pair_verdicts.items()})
 
     def with_gold(
