@@ -276,7 +276,7 @@ def test_the_library_never_prints_and_only_report_plots() -> None:
 
 #: The modules that hold or wire a verdict decided in ``inference/``: they ask, score and keep, and decide nothing.
 #: (``run/_axis.py`` still corrects the run's family across axes itself; it is not listed.)
-UNDECIDING = ("run/_similarity_test.py",)
+UNDECIDING = ("run/_similarity_test.py", "run/_axis.py")
 
 
 def _stats_functions(path: Path) -> list[str]:
@@ -293,7 +293,8 @@ def _stats_functions(path: Path) -> list[str]:
 def test_verdicts_are_decided_in_inference_not_in_results_or_run() -> None:
     """results/ holds decided verdicts: it calls no test, correction or verdict of stats/ (the prompts analysis' Holm
     over its pairs is :func:`fairtalk.inference.pair_verdicts`); the similarity test's run asks the model and leaves the
-    test and its verdicts to :func:`fairtalk.inference.similarity_rows`."""
+    test and its verdicts to :func:`fairtalk.inference.similarity_rows`; an audit's axes are corrected together or apart
+    by :func:`fairtalk.inference.correct_families`."""
     results = {str(p.relative_to(SRC)): found for p in sorted((SRC / "results").rglob("*.py")) if (found := _stats_functions(p))}
     assert results == {}
     for rel in UNDECIDING:

@@ -11,7 +11,7 @@ similarity test's rows (``_similarity.py``) and the verdicts of paper 004's grou
 from __future__ import annotations
 
 from fairtalk.inference._by_turn import by_turn, check_multi_turn
-from fairtalk.inference._family import KeyScores, Scored, adjust_family, finalize
+from fairtalk.inference._family import KeyScores, Scored, adjust_family, correct_families, finalize
 from fairtalk.inference._gold import GoldEstimates, OtherAnswersError, check_gold, gold_estimates
 from fairtalk.inference._measure_tests import (
     MAX_PERMUTATIONS,
@@ -44,6 +44,7 @@ __all__ = [
     "OtherAnswersError",
     "Scored",
     "adjust_family",
+    "correct_families",
     "by_turn",
     "certify",
     "check_scorers",

@@ -42,7 +42,7 @@ from fairtalk.stats import (
     verdict,
 )
 
-__all__ = ["KeyScores", "Scored", "adjust_family", "finalize"]
+__all__ = ["KeyScores", "Scored", "adjust_family", "correct_families", "finalize"]
 
 #: Pairs beyond any audit: where no sample spans the identical-answers bound's units, only the TOST can pass.
 _NO_SIZE = 10**6 + 1
@@ -281,3 +281,68 @@ def finalize(
 def _differing_pairs(rs: ResponseSet) -> int:
     """The pairs whose two answers differ: the only ones a corpus measure's permutation test swaps to anything new."""
     return sum(a != b for a, b in zip(response_texts(rs.a), response_texts(rs.b)))
+
+
+def correct_families(
+    scored: Sequence[tuple[str, Scored]],
+    *,
+    correction: str,
+    scope: str,
+    pvalues: Sequence[Sequence[float | None]] | None = None,
+) -> tuple[list[list[float | None]], list[str], list[int]]:
+    """Each axis' adjusted p per row, its correction scope and the size of its primary family.
+
+    The families are each axis on its own (``correction_scope="axis"``; the pairs of groups of
+    one multi-way axis together) or all axes together (``"run"``). ``pvalues`` replaces each
+    row's ``p_paired`` as the p-value corrected (a sequential audit's p-values over its looks).
+    The size stated for an axis is its whole family's: the primary tests corrected together
+    with its own, those of every axis of the run for ``"run"``.
+    """
+
+    def adjust(members: Sequence[int]) -> list[list[float | None]]:
+        if pvalues is None:
+            return adjust_family([scored[i][1] for i in members], correction)
+        return _adjust_given([scored[i][1] for i in members], [pvalues[i] for i in members], correction)
+
+    families: dict[str, list[int]] = {}
+    if scope == "run":
+        families["run"] = list(range(len(scored)))
+    else:  # each axis on its own; the pairs of groups of one multi-way axis together
+        for index, (axis, _) in enumerate(scored):
+            families.setdefault(_family_of(axis, index), []).append(index)
+    adjusted: list[list[float | None]] = [[] for _ in scored]
+    scopes = ["run" if scope == "run" else "axis"] * len(scored)
+    sizes = [0] * len(scored)
+    for members in families.values():
+        family_adjusted = adjust(members)
+        size = sum(_primary_tested(scored[i][1], p) for i, p in zip(members, family_adjusted))
+        for index, p_adjusted in zip(members, family_adjusted):
+            adjusted[index], sizes[index] = p_adjusted, size
+            if scope != "run" and len(members) > 1:
+                scopes[index] = f"multi-way axis {scored[index][0].partition(':')[0]} ({len(members)} pairs of groups)"
+    return adjusted, scopes, sizes
+
+
+def _primary_tested(scored: Scored, adjusted: Sequence[float | None]) -> int:
+    """The rows of ``scored``'s primary family that were corrected (given an adjusted p)."""
+    return sum(adjusted[i] is not None for i in scored.family(True))
+
+
+def _adjust_given(
+    scored: Sequence[Scored], pvalues: Sequence[Sequence[float | None]], correction: str
+) -> list[list[float | None]]:
+    """As :func:`adjust_family`, correcting the p-values given per row instead of the rows' own."""
+    out: list[list[float | None]] = [[None] * len(s.rows) for s in scored]
+    for primary in (True, False):
+        members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary) if pvalues[k][i] is not None]
+        if members:
+            given = [float(pvalues[k][i]) for k, i in members]  # type: ignore[arg-type]  # filtered above
+            for (k, i), value in zip(members, adjust_pvalues(given, method=correction)):
+                out[k][i] = float(value)
+    return out
+
+
+def _family_of(axis: str, index: int) -> str:
+    """The correction family of an axis: a multi-way axis' pairs of groups share one (``religion``)."""
+    parent, colon, _ = axis.partition(":")
+    return parent if colon else f"{axis}\x00{index}"

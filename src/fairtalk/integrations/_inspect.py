@@ -19,7 +19,7 @@ from fairtalk import Response, ScoreOptions, load_lexicon, score
 from fairtalk.errors import FairtalkError, SpecError
 from fairtalk.gates import evaluate
 from fairtalk.integrations._inspect_model import FairtalkModelAPI, InspectOptionError
-from fairtalk.integrations._inspect_task import why_lost
+from fairtalk.integrations._inspect_outputs import why_lost
 from fairtalk.integrations._losses import failed_on_losses, loss_counts
 from fairtalk.integrations._pair_sides import check_one_pair, pair_sides
 from fairtalk.measures import Measure, build_measure, score_unique

@@ -17,7 +17,7 @@ from fairtalk.config import GenerationOptions, InferenceOptions, PairsOptions
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import InputError, ResponderError
-from fairtalk.inference import Scored, adjust_family, by_turn, check_multi_turn, finalize
+from fairtalk.inference import Scored, by_turn, check_multi_turn, correct_families, finalize
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, build_pairs, check_pairs
 from fairtalk.progress import ProgressReporter
@@ -26,10 +26,9 @@ from fairtalk.results import AuditProvenance, AxisRun, ByTurnResult, GenerationS
 from fairtalk.run._generate import FailedBefore, generate, served_warning
 from fairtalk.run._score import prepare_scores
 from fairtalk.run._similarity_test import against_baseline
-from fairtalk.stats import adjust_pvalues
 from fairtalk.store import CachingResponder
 
-__all__ = ["AxisWork", "audit_axis", "axis_pairs", "correct", "finish_axes", "too_few_pairs"]
+__all__ = ["AxisWork", "audit_axis", "axis_pairs", "finish_axes", "too_few_pairs"]
 
 _LOG = logging.getLogger(__name__)
 _MSG_TOO_FEW_PAIRS = (
@@ -234,64 +233,6 @@ def _skipped(coverage: Coverage) -> str:
     )
 
 
-def correct(
-    scored: Sequence[tuple[str, Scored]],
-    inference: InferenceOptions,
-    pvalues: Sequence[Sequence[float | None]] | None = None,
-) -> tuple[list[list[float | None]], list[str], list[int]]:
-    """Each axis' adjusted p per row, its correction scope and the size of its primary family.
-
-    The families are each axis on its own (``correction_scope="axis"``; the pairs of groups of
-    one multi-way axis together) or all axes together (``"run"``). ``pvalues`` replaces each
-    row's ``p_paired`` as the p-value corrected (a sequential audit's p-values over its looks).
-    The size stated for an axis is its whole family's: the primary tests corrected together
-    with its own, those of every axis of the run for ``"run"``.
-    """
-    correction, scope = inference.score.correction, inference.correction_scope
-
-    def adjust(members: Sequence[int]) -> list[list[float | None]]:
-        if pvalues is None:
-            return adjust_family([scored[i][1] for i in members], correction)
-        return _adjust_given([scored[i][1] for i in members], [pvalues[i] for i in members], correction)
-
-    families: dict[str, list[int]] = {}
-    if scope == "run":
-        families["run"] = list(range(len(scored)))
-    else:  # each axis on its own; the pairs of groups of one multi-way axis together
-        for index, (axis, _) in enumerate(scored):
-            families.setdefault(_family_of(axis, index), []).append(index)
-    adjusted: list[list[float | None]] = [[] for _ in scored]
-    scopes = ["run" if scope == "run" else "axis"] * len(scored)
-    sizes = [0] * len(scored)
-    for members in families.values():
-        family_adjusted = adjust(members)
-        size = sum(_primary_tested(scored[i][1], p) for i, p in zip(members, family_adjusted))
-        for index, p_adjusted in zip(members, family_adjusted):
-            adjusted[index], sizes[index] = p_adjusted, size
-            if scope != "run" and len(members) > 1:
-                scopes[index] = f"multi-way axis {scored[index][0].partition(':')[0]} ({len(members)} pairs of groups)"
-    return adjusted, scopes, sizes
-
-
-def _primary_tested(scored: Scored, adjusted: Sequence[float | None]) -> int:
-    """The rows of ``scored``'s primary family that were corrected (given an adjusted p)."""
-    return sum(adjusted[i] is not None for i in scored.family(True))
-
-
-def _adjust_given(
-    scored: Sequence[Scored], pvalues: Sequence[Sequence[float | None]], correction: str
-) -> list[list[float | None]]:
-    """As :func:`adjust_family`, correcting the p-values given per row instead of the rows' own."""
-    out: list[list[float | None]] = [[None] * len(s.rows) for s in scored]
-    for primary in (True, False):
-        members = [(k, i) for k, s in enumerate(scored) for i in s.family(primary) if pvalues[k][i] is not None]
-        if members:
-            given = [float(pvalues[k][i]) for k, i in members]  # type: ignore[arg-type]  # filtered above
-            for (k, i), value in zip(members, adjust_pvalues(given, method=correction)):
-                out[k][i] = float(value)
-    return out
-
-
 def finish_axes(
     works: Sequence[AxisWork], inference: InferenceOptions, pvalues: Sequence[Sequence[float | None]] | None = None
 ) -> dict[str, AxisRun]:
@@ -299,7 +240,12 @@ def finish_axes(
 
     ``pvalues`` (per axis, per row) replaces the rows' ``p_paired`` as what is corrected.
     """
-    adjusted, scopes, sizes = correct([(w.axis, w.scored) for w in works], inference, pvalues)
+    adjusted, scopes, sizes = correct_families(
+        [(w.axis, w.scored) for w in works],
+        correction=inference.score.correction,
+        scope=inference.correction_scope,
+        pvalues=pvalues,
+    )
     runs: dict[str, AxisRun] = {}
     for index, (work, p_adjusted) in enumerate(zip(works, adjusted)):
         result = finalize(
@@ -324,12 +270,6 @@ def finish_axes(
             pairs_check=work.pairs_check,
         )
     return runs
-
-
-def _family_of(axis: str, index: int) -> str:
-    """The correction family of an axis: a multi-way axis' pairs of groups share one (``religion``)."""
-    parent, colon, _ = axis.partition(":")
-    return parent if colon else f"{axis}\x00{index}"
 
 
 def _lost_to_errors(axis: str, summary: GenerationSummary, n_complete: int) -> str:

@@ -44,13 +44,13 @@ from fairtalk.config import AuditConfig, InferenceOptions, PairsOptions, Sequent
 from fairtalk.corpora import Corpus
 from fairtalk.counterfactual import Swapper
 from fairtalk.errors import SpecError
-from fairtalk.inference import Scored, check_gold
+from fairtalk.inference import Scored, check_gold, correct_families
 from fairtalk.lexicons import Lexicon
 from fairtalk.pairs import PairColumn, PairColumns, build_pairs
 from fairtalk.progress import ProgressReporter
 from fairtalk.records import Coverage, Pair
 from fairtalk.results import AxisRun, SequentialProvenance
-from fairtalk.run._axis import AxisWork, audit_axis, correct, finish_axes, too_few_pairs
+from fairtalk.run._axis import AxisWork, audit_axis, finish_axes, too_few_pairs
 from fairtalk.run._generate import FailedBefore
 from fairtalk.run._score import audit_score_options
 from fairtalk.stats import Equivalence, boundaries, look_sizes, repeated_p
@@ -311,7 +311,9 @@ def _decide(axes: Sequence[_Axis], sequential: SequentialOptions, inference: Inf
             _add_repeated(axis, sequential, look)
     scored = [(axis.lexicon.axis, axis.works[-1].scored) for axis in axes]
     pvalues = [[axis.sequential(row.tested.name) for row in axis.works[-1].scored.rows] for axis in axes]
-    adjusted, _, _ = correct(scored, inference, pvalues)
+    adjusted, _, _ = correct_families(
+        scored, correction=inference.score.correction, scope=inference.correction_scope, pvalues=pvalues
+    )
     for axis, p_adjusted in zip(axes, adjusted):
         if axis.stopped is None:
             _stop_if_done(axis, p_adjusted, sequential.alpha, look)
