@@ -119,3 +119,30 @@ def test_audit_takes_a_config_and_records_it(tmp_path: Path) -> None:
     assert run.results["gender"].to_dict()["measures"] == again.results["gender"].to_dict()["measures"]
     assert run.to_dict()["config"] == config.to_dict() == again.to_dict()["config"]
     assert run.to_dict()["config"]["corpus"] == str(corpus)
+
+
+def test_resamples_too_few_for_alpha_are_refused_where_a_corpus_key_is_tested(tmp_path: Path) -> None:
+    """Review finding: with 10 resamples (smallest permutation p 1/11 > 0.05) no corpus key could ever be detected, and
+    --fail-on-bias passed a run whose diversity differed plainly; alpha below 1/1001 was out of reach whatever was given
+    (the permutations were capped at 1,000)."""
+    with pytest.raises(SpecError, match=r"n_resamples 10 is too few for alpha 0.05: .* 1/11 = 0.0909.*give at least 20"):
+        ScoreOptions(n_resamples=10)
+    assert ScoreOptions(n_resamples=20).n_resamples == 20  # 1/21 < 0.05
+    with pytest.raises(SpecError, match=r"n_resamples 2000 is too few for alpha 0.0001: .*give at least 10000"):
+        ScoreOptions(alpha=0.0001)
+    assert ScoreOptions(alpha=0.0001, n_resamples=10_000).n_resamples == 10_000
+    assert ScoreOptions(measures="offense,length", n_resamples=10).n_resamples == 10  # no corpus key to test
+    with pytest.raises(SpecError, match="too few"):
+        ScoreOptions(measures="offense,diversity", n_resamples=10)
+    config = tmp_path / "few.toml"
+    config.write_text("n_resamples = 10\n", encoding="utf-8")
+    with pytest.raises(SpecError, match="too few"):
+        AuditConfig.from_file(config)
+
+
+def test_permutations_reach_alpha_beyond_their_usual_cap() -> None:
+    from fairtalk.stats import MAX_PERMUTATIONS, least_resamples, permutations_for
+
+    assert permutations_for(2000, 0.05) == MAX_PERMUTATIONS == 1000
+    assert permutations_for(5000, 0.0005) == least_resamples(0.0005) == 2000
+    assert 1 / (permutations_for(5000, 0.0005) + 1) < 0.0005

@@ -103,7 +103,12 @@ SCORE_FIELDS: Mapping[str, Any] = {
     "sentiment_threshold": Field(
         default=0.8, ge=0, le=1, allow_inf_nan=False, description="Positive above +t, negative below -t (VADER compound)."
     ),
-    "n_resamples": Field(default=2000, ge=1, description="Bootstrap resamples.", json_schema_extra={MUST: "at least 1"}),
+    "n_resamples": Field(
+        default=2000,
+        ge=1,
+        description="Permutation resamples for corpus keys (diversity).",
+        json_schema_extra={MUST: "at least 1"},
+    ),
     "n_divergent": Field(
         default=10,
         ge=0,

@@ -16,17 +16,27 @@ import typing
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import InitVar
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Literal, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any, Literal, Self, TypedDict, TypeVar, Unpack
 
-from pydantic import ValidationInfo, field_validator
+from pydantic import ValidationInfo, field_validator, model_validator
 
 from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.config._file import FILE_FORMATS, load_mapping
 from fairtalk.errors import SpecError, path_argument
 from fairtalk.lexicons import Lexicon
-from fairtalk.measures import AnyMeasure, CorpusMeasure, Measure, MeasureOptions, check_measure_names, measure_names, parse_scale
+from fairtalk.measures import (
+    AnyMeasure,
+    CorpusMeasure,
+    Measure,
+    MeasureOptions,
+    check_measure_names,
+    may_be_corpus,
+    measure_names,
+    parse_scale,
+)
 from fairtalk.models import DecodingSettings
 from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
+from fairtalk.stats import least_resamples, permutations_for
 
 __all__ = [
     "CORRECTIONS",
@@ -54,6 +64,11 @@ BinaryTest = Literal["score", "exact", "midp"]
 CountTest = Literal["mean", "wilcoxon"]
 
 _MSG_GOLD = "{name} must be the path of a gold file (fairtalk label -o), got {value!r}"
+_MSG_TOO_FEW_RESAMPLES = (
+    "{name} {value} is too few for {alpha_name} {alpha:g}: a permutation test of {value} resamples gives no p below "
+    "1/{plus_one} = {smallest:.3g}, so no corpus key (distinct-n, diversity) could be shown different or equivalent; "
+    "give at least {least}"
+)
 _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
 #: ``judge:SPEC`` in ``measures``: the model SPEC answers the rubric about each response.
 JUDGE_PREFIX = "judge:"
@@ -254,6 +269,30 @@ class ScoreOptions:
             if not _number(margin) or not margin > 0:
                 raise SpecError(_MSG_MARGIN.format(key=key, value=margin))
         return MappingProxyType({str(k): float(v) for k, v in value.items()})
+
+    @model_validator(mode="after")
+    def _resamples(self, info: ValidationInfo) -> Self:
+        """Enough resamples for a corpus key's permutation test to reach ``alpha`` (its smallest p is ``1/(n + 1)``).
+
+        Checked where a corpus measure may be scored: the default suite (diversity), or measures
+        named that are not all per-response measures.
+        """
+        n, alpha = self.n_resamples, self.alpha
+        if self.measures is not None and not any(_corpus(m) for m in self.measures):
+            return self
+        if 1.0 / (permutations_for(n, alpha) + 1) >= alpha:
+            raise SpecError(
+                _MSG_TOO_FEW_RESAMPLES.format(
+                    name=label(info, "n_resamples"),
+                    value=n,
+                    alpha_name=label(info, "alpha"),
+                    alpha=alpha,
+                    plus_one=n + 1,
+                    smallest=1.0 / (n + 1),
+                    least=least_resamples(alpha),
+                )
+            )
+        return self
 
     @field_validator("offense")
     @classmethod
@@ -499,3 +538,10 @@ def conflicts(built: Any, given: Any, keys: Sequence[str], what: str) -> None:
     differing = [key for key in keys if getattr(built, key) != getattr(given, key)]
     if differing:
         raise SpecError(_MSG_BOTH.format(what=what, keys=", ".join(differing)))
+
+
+def _corpus(measure: str | AnyMeasure) -> bool:
+    """Whether ``measure`` (a name, a judge spec or a measure) may be a corpus measure, tested by permutation."""
+    if isinstance(measure, str):
+        return not measure.startswith(JUDGE_PREFIX) and may_be_corpus(measure)
+    return isinstance(measure, CorpusMeasure)

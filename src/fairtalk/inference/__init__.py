@@ -14,7 +14,6 @@ from fairtalk.inference._by_turn import by_turn, check_multi_turn
 from fairtalk.inference._family import KeyScores, Scored, adjust_family, correct_families, finalize
 from fairtalk.inference._gold import GoldEstimates, OtherAnswersError, check_gold, gold_estimates
 from fairtalk.inference._measure_tests import (
-    MAX_PERMUTATIONS,
     METHODS,
     Inference,
     KeyMeta,
@@ -30,6 +29,7 @@ from fairtalk.inference._prompt_pairs import pair_verdicts
 from fairtalk.inference._scorer_check import PROBES, certify, check_scorers, probe_pairs
 from fairtalk.inference._similarity import similarity_rows
 from fairtalk.inference._truncation import check_truncation, token_limit_rows
+from fairtalk.stats import MAX_PERMUTATIONS
 
 __all__ = [
     "PROBES",

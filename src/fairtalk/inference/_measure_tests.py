@@ -35,6 +35,7 @@ from fairtalk.stats import (
     mde,
     minimum_detectable_effect,
     paired_test,
+    permutations_for,
     rate_equivalence,
     relative_difference,
     share_equivalence,
@@ -56,8 +57,6 @@ __all__ = [
     "not_tested_row",
 ]
 
-#: Corpus-level measures get at most this many paired permutations (each costs two evaluations).
-MAX_PERMUTATIONS = 1000
 
 #: Below this many Bell-McCaffrey degrees of freedom, a few dialogues hold most pairs: say so.
 FEW_CLUSTERS_DF = 20
@@ -441,7 +440,7 @@ def corpus_rows(
     """A corpus measure's rows, each side's statistic over ``uniques`` (indexed by ``ia``/``ib``), by paired permutation.
 
     The statistic :meth:`~fairtalk.measures.CorpusMeasure.prepare` builds lives only as long as this call; at most
-    :data:`MAX_PERMUTATIONS` permutations run.
+    :func:`~fairtalk.stats.permutations_for` permutations run (at most :data:`MAX_PERMUTATIONS` unless α needs more).
     """
     stat = measure.prepare(uniques)
     value_a = stat(np.bincount(ia, minlength=len(uniques)))
@@ -457,7 +456,7 @@ def corpus_rows(
         len(uniques),
         keys=measure.keys,
         seed=seed,
-        n_resamples=min(n_resamples, MAX_PERMUTATIONS),
+        n_resamples=permutations_for(n_resamples, opts.alpha),
         clusters=opts.clusters,
         margins={k: v for k, v in margins.items() if v is not None},
     )

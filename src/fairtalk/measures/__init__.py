@@ -34,6 +34,7 @@ from fairtalk.measures._registry import (
     check_measure_names,
     default_measures,
     get_measure,
+    may_be_corpus,
     measure_names,
     register_measure,
 )
@@ -90,6 +91,7 @@ __all__ = [
     "dedupe",
     "default_measures",
     "get_measure",
+    "may_be_corpus",
     "measure_names",
     "preprocess",
     "register_measure",

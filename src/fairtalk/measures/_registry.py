@@ -42,6 +42,7 @@ __all__ = [
     "check_measure_names",
     "default_measures",
     "get_measure",
+    "may_be_corpus",
     "measure_names",
     "register_measure",
 ]
@@ -254,6 +255,18 @@ def _factory(name: str) -> MeasureFactory:
             missing = ", ".join(sorted(factory.__abstractmethods__))
             raise SpecError(_MSG_ABSTRACT.format(name=name, target=_target(factory), missing=missing, base=base))
     return factory
+
+
+def may_be_corpus(name: str) -> bool:
+    """Whether the measure registered as ``name`` may be a corpus measure: not a :class:`Measure` subclass (a factory may build either).
+
+    Examples
+    --------
+    >>> may_be_corpus("diversity"), may_be_corpus("offense")
+    (True, False)
+    """
+    factory = _factory(name)
+    return not (isinstance(factory, type) and issubclass(factory, Measure))
 
 
 def _parameters(factory: MeasureFactory) -> frozenset[str]:

@@ -25,7 +25,6 @@ from fairtalk.config import ScoreOptions, ScoreOverrides, keyword_options
 from fairtalk.errors import InputError, SpecError
 from fairtalk.gates import LOSS_MARGIN
 from fairtalk.inference import (
-    MAX_PERMUTATIONS,
     METHODS,
     GoldEstimates,
     Inference,
@@ -63,7 +62,7 @@ from fairtalk.results import AuditResult, DivergentPair, GoldProvenance, MaskedC
 from fairtalk.run._manifest import score_provenance
 from fairtalk.run._measures import SideScores, build_measures, close_judges, divergent_pairs, judge_answers, with_judged
 from fairtalk.run._ray_scoring import measures_scorer, remote_items
-from fairtalk.stats import check_margins
+from fairtalk.stats import check_margins, permutations_for
 from fairtalk.store import DEFAULT_MAX_CONSECUTIVE_FAILURES
 
 if TYPE_CHECKING:
@@ -242,8 +241,9 @@ def score(
         The distinct-n definition (``paper`` or ``standard``), the offense scorer
         (``profanity_check``, ``hatesonar``, ``hf:MODEL``) and the thresholds of the rates.
     n_resamples : int
-        Bootstrap resamples of each interval; corpus measures take ``min(n_resamples, 1000)``
-        paired permutations.
+        Paired permutations of the corpus keys' tests (distinct-n, diversity):
+        :func:`~fairtalk.stats.permutations_for` (at most 1,000 unless ``alpha`` needs more).
+        Too few to reach ``alpha`` (``1/(n + 1) >= alpha``) is a SpecError where a corpus key is tested.
     n_divergent : int
         How many most-divergent pairs to keep per measure that declares a raw score (offense, sentiment).
     binary_test : {"score", "exact", "midp"}
@@ -565,7 +565,7 @@ def _tested(
     """The rows of every measure key, tested, with the provenance: _scored() once the responses are indexed."""
     opts = Inference.of(o, rs.clusters if o.clusters else None)
     remote = None if scorer is None else scorer.score(uniques)
-    n_permutations = min(o.n_resamples, MAX_PERMUTATIONS)
+    n_permutations = permutations_for(o.n_resamples, o.alpha)
     rows: list[KeyTest] = []
     divergent: list[DivergentPair] = []
     per_key: SideScores = {}

@@ -29,7 +29,7 @@ from fairtalk.stats._core import (
     units,
     z_test,
 )
-from fairtalk.stats._corpus import CorpusBootstrap, corpus_bootstrap
+from fairtalk.stats._corpus import MAX_PERMUTATIONS, CorpusBootstrap, corpus_bootstrap, least_resamples, permutations_for
 from fairtalk.stats._equivalence import (
     DEFAULT_MARGINS,
     DIFFERENT,
@@ -122,6 +122,7 @@ from fairtalk.stats._sequential import (
 from fairtalk.stats._signflip import DISCRETE_VALUES, FEW_UNITS, N_FLIPS, hoeffding_p, randomization_applies, signflip_test
 
 __all__ = [
+    "MAX_PERMUTATIONS",
     "power_mcnemar",
     "power_corpus_at_size",
     "power_corpus_equivalence",
@@ -184,6 +185,8 @@ __all__ = [
     "cohens_d_paired",
     "cohens_h",
     "corpus_bootstrap",
+    "least_resamples",
+    "permutations_for",
     "default_margin",
     "design_effect",
     "direction_equivalence",
