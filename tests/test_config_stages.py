@@ -106,7 +106,6 @@ def test_no_stage_function_takes_the_whole_config(module: ModuleType) -> None:
     [
         (run_axis.audit_axis, {"pairing": PairsOptions, "generation": GenerationOptions, "inference": InferenceOptions}),
         (run_axis.axis_pairs, {"pairing": PairsOptions}),
-        (run_axis.correct, {"inference": InferenceOptions}),
         (run_axis.finish_axes, {"inference": InferenceOptions}),
         (run_sequential.nested_pairs, {"pairing": PairsOptions}),
         (run_sequential._decide, {"sequential": SequentialOptions, "inference": InferenceOptions}),

@@ -15,6 +15,7 @@ Examples
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
@@ -26,13 +27,17 @@ __all__ = [
     "DEFAULT_AXES",
     "DEFAULT_CORPUS",
     "DEFAULT_N_PAIRS",
+    "MAX_PERMUTATIONS",
     "MAX_POWER",
     "MIN_ALPHA",
     "MODEL_SPEC_HELP",
     "MUST",
     "POWER_RANGE",
+    "PROMPT_FIELDS",
     "RUN_FIELDS",
     "SCORE_FIELDS",
+    "least_resamples",
+    "permutations_for",
 ]
 
 DEFAULT_CORPUS = "builtin:chitchat"
@@ -304,3 +309,45 @@ RUN_FIELDS: Mapping[str, Any] = {
     ),
 }
 """The fields of :class:`~fairtalk.AuditConfig` but ``settings`` and ``score`` (tables of other options)."""
+
+PROMPT_FIELDS: Mapping[str, Any] = MappingProxyType(
+    {
+        "balanced_only": Field(
+            default=False,
+            description="Analyse only template × structure cells every group holds. The completions of the others (a "
+            "template or structure missing for some group, whose gaps are confounded by template) are left out, "
+            "counted in a warning and in results.json.",
+        ),
+    }
+)
+"""The options of ``prompts analyze`` (:class:`~fairtalk.prompts.PromptOptions`) that the command line declares from here."""
+
+#: Corpus-level measures get at most this many paired permutations (each costs two evaluations), unless α needs more.
+MAX_PERMUTATIONS = 1000
+
+
+def least_resamples(alpha: float) -> int:
+    """The fewest resamples whose permutation test can give a p below ``alpha`` (its smallest p is ``1/(n + 1)``).
+
+    Examples
+    --------
+    >>> least_resamples(0.05), least_resamples(0.01), least_resamples(0.3)
+    (20, 100, 3)
+    """
+    least = max(1, math.floor(1.0 / alpha))
+    while 1.0 / (least + 1) >= alpha:
+        least += 1
+    while least > 1 and 1.0 / least < alpha:
+        least -= 1
+    return least
+
+
+def permutations_for(n_resamples: int, alpha: float) -> int:
+    """The permutations a corpus key's test runs: ``n_resamples``, at most :data:`MAX_PERMUTATIONS` unless ``alpha`` needs more.
+
+    Examples
+    --------
+    >>> permutations_for(2000, 0.05), permutations_for(2000, 0.0005), permutations_for(50, 0.05)
+    (1000, 2000, 50)
+    """
+    return min(n_resamples, max(MAX_PERMUTATIONS, least_resamples(alpha)))

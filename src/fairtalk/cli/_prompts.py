@@ -24,7 +24,7 @@ from fairtalk.cli._respond import (
 )
 from fairtalk.cli._schema import check_options, run_option, score_option
 from fairtalk.cli._test_options import SYSTEM_PROMPT
-from fairtalk.options import MODEL_SPEC_HELP
+from fairtalk.options import MODEL_SPEC_HELP, PROMPT_FIELDS
 
 if TYPE_CHECKING:  # the public names, for annotations only
     import fairtalk
@@ -71,11 +71,12 @@ def gold_regard_labels(path: str) -> Mapping[str, tuple[int, ...]]:
 
 
 def prompt_option(key: str, *flags: str) -> Any:
-    """``typer.Option`` of the :class:`~fairtalk.prompts.PromptOptions` field ``key``: its default and help, declared there."""
-    from fairtalk.config import option_default, option_help
-    from fairtalk.prompts import PromptOptions
+    """``typer.Option`` of the :class:`~fairtalk.prompts.PromptOptions` field ``key``: its default and help (``PROMPT_FIELDS``).
 
-    return typer.Option(option_default(PromptOptions, key), *flags, help=option_help(PromptOptions, key))
+    Read from :mod:`fairtalk.options`, which imports no stage: the command line builds it at start.
+    """
+    field = PROMPT_FIELDS[key]
+    return typer.Option(field.default, *flags, help=field.description)
 
 
 #: ``--balanced-only`` of ``prompts analyze`` and of ``label`` (which samples the completions it keeps).

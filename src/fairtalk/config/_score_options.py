@@ -35,8 +35,7 @@ from fairtalk.measures import (
     parse_scale,
 )
 from fairtalk.models import DecodingSettings
-from fairtalk.options import RUN_FIELDS, SCORE_FIELDS
-from fairtalk.stats import least_resamples, permutations_for
+from fairtalk.options import RUN_FIELDS, SCORE_FIELDS, least_resamples, permutations_for
 
 __all__ = [
     "CORRECTIONS",

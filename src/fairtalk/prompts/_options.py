@@ -17,7 +17,7 @@ from pydantic import Field, ValidationInfo, field_validator
 
 from fairtalk._schema import keys_of, label, options_schema
 from fairtalk.errors import SpecError
-from fairtalk.options import SCORE_FIELDS
+from fairtalk.options import PROMPT_FIELDS, SCORE_FIELDS
 
 __all__ = ["PromptOptions"]
 
@@ -76,12 +76,7 @@ class PromptOptions:
     regard: str = "builtin"
     relabel: bool = False
     include_other: bool = False
-    balanced_only: bool = Field(
-        default=False,
-        description="Analyse only template × structure cells every group holds. The completions of the others (a "
-        "template or structure missing for some group, whose gaps are confounded by template) are left out, counted "
-        "in a warning and in results.json.",
-    )
+    balanced_only: bool = PROMPT_FIELDS["balanced_only"]
     smoothing: float = Field(default=1e-6, ge=0, allow_inf_nan=False)
     n_best: int = Field(default=5, ge=1)
     seed: int = Field(default=0, ge=0)

@@ -18,18 +18,16 @@ or four points. ``n_differing`` and ``n_units`` let the caller see such a degene
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from typing import NamedTuple
 
 import numpy as np
 
+from fairtalk.options import MAX_PERMUTATIONS, least_resamples, permutations_for
 from fairtalk.stats._core import rng
 
 __all__ = ["MAX_PERMUTATIONS", "CorpusBootstrap", "corpus_bootstrap", "least_resamples", "permutations_for"]
 
-#: Corpus-level measures get at most this many paired permutations (each costs two evaluations), unless α needs more.
-MAX_PERMUTATIONS = 1000
 
 _MSG_LENGTHS = "paired samples differ in length: {n_a} and {n_b}"
 _MSG_EMPTY = "need at least one pair, got none"
@@ -159,30 +157,3 @@ def _p_equivalence(diffs: np.ndarray, observed: float, margin: float | None, flo
         return None
     beyond = max(np.count_nonzero(diffs >= observed + margin), np.count_nonzero(diffs <= observed - margin))
     return float(min(1.0, max(floor, (1 + beyond) / (diffs.size + 1))))
-
-
-def least_resamples(alpha: float) -> int:
-    """The fewest resamples whose permutation test can give a p below ``alpha`` (its smallest p is ``1/(n + 1)``).
-
-    Examples
-    --------
-    >>> least_resamples(0.05), least_resamples(0.01), least_resamples(0.3)
-    (20, 100, 3)
-    """
-    least = max(1, math.floor(1.0 / alpha))
-    while 1.0 / (least + 1) >= alpha:
-        least += 1
-    while least > 1 and 1.0 / least < alpha:
-        least -= 1
-    return least
-
-
-def permutations_for(n_resamples: int, alpha: float) -> int:
-    """The permutations a corpus key's test runs: ``n_resamples``, at most :data:`MAX_PERMUTATIONS` unless ``alpha`` needs more.
-
-    Examples
-    --------
-    >>> permutations_for(2000, 0.05), permutations_for(2000, 0.0005), permutations_for(50, 0.05)
-    (1000, 2000, 50)
-    """
-    return min(n_resamples, max(MAX_PERMUTATIONS, least_resamples(alpha)))
