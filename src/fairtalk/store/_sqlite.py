@@ -47,6 +47,9 @@ _MSG_DAMAGED = (
     "which starts a new store"
 )
 _MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
+_MSG_NOT_STORE_COLUMNS = (
+    "not a fairtalk run store (a SQLite database whose {table} table has other columns: {columns}); give a new file"
+)
 
 #: Per store file (its absolute path) that a RunStore of this process opened: the file (device, inode), the answers
 #: written there, and whether it was found deleted or replaced (:func:`store_written`). While a store is open its
@@ -55,6 +58,14 @@ _WRITTEN: dict[str, tuple[tuple[int, int], int, bool]] = {}
 
 #: How every SQLite database file begins.
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: The tables of a database, less SQLite's own (sqlite_sequence, sqlite_stat1).
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+#: The columns of each table of a run store as version 1 first wrote it (responses may add :data:`_ADDED_COLUMNS`).
+_COLUMNS = {
+    "meta": {"key", "value"},
+    "runs": {"run_id", "fingerprint", "settings_hash", "settings"},
+    "responses": {"run_id", "context_hash", "seed", "context", "response", "error", "created"},
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -165,6 +176,15 @@ def is_run_store(path: str | os.PathLike[str]) -> bool:
     return head in (b"", _SQLITE_HEADER)
 
 
+def _sqlite_header(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` begins as a SQLite database does (one that then fails to read is damaged)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """The (device, inode) of the file at ``path``, or None when there is none."""
     try:
@@ -225,11 +245,7 @@ class RunStore(Closing):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: " + _MSG_OPEN.format(error=exc)) from exc
         try:
-            found = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if found and not {"meta", "responses"} <= found:  # another program's database: never add tables to it
-                raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
-            if existing:
-                self._check_intact()  # before anything is written into it
+            self._identify(existing)  # read only: another program's database is refused unchanged
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -249,6 +265,52 @@ class RunStore(Closing):
             self._db.close()
             self._db = None
             raise
+
+    def _identify(self, existing: bool) -> None:
+        """StoreError, before anything is written, for a file that is not a fairtalk store this fairtalk may write.
+
+        Read only: another program's database (other tables, or fairtalk's table names with
+        other columns), a damaged store, one of another schema version, and one holding answers
+        without a version are refused as they are. A store written before a column of
+        :data:`_ADDED_COLUMNS` existed passes (opening adds the column); so does one holding no
+        table yet, or only some of fairtalk's tables, all empty (its creation under way, or cut short).
+        """
+        try:
+            found = {name for (name,) in self.db.execute(_TABLES)}
+        except sqlite3.DatabaseError as exc:  # a truncated store: "database disk image is malformed"
+            if existing and _sqlite_header(self.path):
+                raise StoreError(f"{self.path}: " + _MSG_DAMAGED.format(problem=" ".join(str(exc).split()))) from None
+            raise
+        if existing:
+            self._check_intact()
+        if not found:
+            return
+        if not found <= set(_COLUMNS) or "meta" not in found:
+            raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
+        for table in sorted(found, key=list(_COLUMNS).index):  # meta first: its version row is read next
+            columns = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            added = {name for name, _ in _ADDED_COLUMNS} if table == "responses" else set()
+            if not _COLUMNS[table] <= columns <= _COLUMNS[table] | added:
+                listed = ", ".join(sorted(columns)[:8])
+                raise StoreError(f"{self.path}: " + _MSG_NOT_STORE_COLUMNS.format(table=table, columns=listed))
+            if table == "meta":
+                self._check_version_row()
+        rows = any(self.db.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0] for table in sorted(found))
+        if rows and found != set(_COLUMNS):
+            raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found))))
+        if rows and self._version_row() is None:
+            raise StoreError(f"{self.path}: " + _MSG_NO_VERSION.format(expected=SCHEMA_VERSION))
+
+    def _version_row(self) -> tuple[str] | None:
+        """The store's ``schema_version`` row of ``meta``, None when it has none."""
+        row: tuple[str] | None = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return row
+
+    def _check_version_row(self) -> None:
+        """StoreError for a version row that names a version other than :data:`SCHEMA_VERSION` (none passes here)."""
+        row = self._version_row()
+        if row is not None and row[0] != str(SCHEMA_VERSION):
+            raise StoreError(f"{self.path}: " + _MSG_VERSION.format(found=row[0], expected=SCHEMA_VERSION))
 
     def _check_intact(self) -> None:
         """StoreError for an existing store SQLite finds damaged (``PRAGMA quick_check``): never written into, nor read."""
