@@ -227,3 +227,19 @@ def test_a_store_whose_creation_was_cut_short_opens(tmp_path: Path) -> None:
         store.write(store.run_id("m", DecodingSettings()), _rows(2))
         assert store.count() == 2
         assert store.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("1",)
+
+
+@pytest.mark.parametrize(
+    ("output", "store", "said"), [("x1", "x1", "--store and -o name the same path"), ("x1/sub", "./x1", "-o lies under --store")]
+)
+def test_a_store_that_is_the_output_folder_is_refused_before_anything_is_made(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output: str, store: str, said: str
+) -> None:
+    """Review: ``-o x1 --store x1`` said "x1: is a file, not a folder" after creating and removing the store file."""
+    monkeypatch.chdir(tmp_path)
+    made: list[str] = []
+    monkeypatch.setattr(RunStore, "__init__", lambda self, *a, **k: made.append("store"))  # the store is never opened
+    args = ["audit", "--axis", "gender", "--model", "builtin:echo", "--pairs", "10", "-o", output, "--store", store]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 2 and said in _flat(result.stderr), result.output
+    assert list(tmp_path.iterdir()) == [] and made == []
