@@ -243,3 +243,10 @@ def test_a_store_that_is_the_output_folder_is_refused_before_anything_is_made(
     result = runner.invoke(app, args)
     assert result.exit_code == 2 and said in _flat(result.stderr), result.output
     assert list(tmp_path.iterdir()) == [] and made == []
+
+
+def test_a_store_path_ending_in_a_slash_is_refused_not_made_a_file(tmp_path: Path) -> None:
+    """``--store runs/`` made a store file named ``runs``."""
+    with pytest.raises(StoreError, match="runs/: cannot open run store: the path ends in a slash"):
+        RunStore(f"{tmp_path}/runs/")
+    assert list(tmp_path.iterdir()) == []

@@ -29,6 +29,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
 _MSG_IS_DIR = "cannot open run store: it is a directory"
+_MSG_FOLDER_NAME = "cannot open run store: the path ends in a slash, the name of a folder; give the name of a file"
 _MSG_VERSION = "run store has schema version {found}, this fairtalk reads version {expected}"
 _MSG_NO_VERSION = (
     "run store holds answers but no schema version (its meta table has no schema_version row), this fairtalk reads "
@@ -226,7 +227,8 @@ class RunStore(Closing):
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
-        self.path = Path(path_argument(path, "RunStore: path"))
+        given = path_argument(path, "RunStore: path")
+        self.path = Path(given)
         self._run_ids: dict[tuple[str, str], int] = {}
         #: Answers (successes) this store wrote, and the file it opened (None in memory).
         self.n_written = 0
@@ -234,6 +236,8 @@ class RunStore(Closing):
         self._key = os.path.abspath(self.path)
         if self.path.is_dir():
             raise StoreError(f"{self.path}: {_MSG_IS_DIR}")
+        if given.endswith(("/", os.sep)):  # "runs/": a folder to be, which SQLite would make a file named "runs"
+            raise StoreError(f"{given}: {_MSG_FOLDER_NAME}")
         try:
             check_regular(self.path)  # a device or a FIFO: SQLite would write into it, or wait on it forever
         except OutputError as exc:
