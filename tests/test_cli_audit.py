@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -247,6 +248,42 @@ def test_kill_9_midway_then_rerun_equals_an_uninterrupted_run(toys: tuple[Path, 
     assert lines == (clean / "gender" / "responses.jsonl").read_text().splitlines()
     assert len({(json.loads(line)["pair_id"], json.loads(line)["side"]) for line in lines}) == 80
     assert _without_timings(killed) == _without_timings(clean)
+
+
+def test_ctrl_c_pressed_again_and_again_still_says_where_the_answers_are(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """Review: two to five SIGINTs a few ms apart exited without a word, or with a traceback from threading's shutdown.
+
+    The first Ctrl-C stops the run; every later one, sent here until the command exits, is ignored.
+    """
+    corpus, models = toys
+    out = tmp_path / "out"
+    command = [sys.executable, "-m", "fairtalk.cli", *_audit(corpus, f"python:{models}:slow", out, "--batch-size", "2")]
+    proc = subprocess.Popen(
+        command,
+        env={**os.environ, "SLOW_SECONDS": "0.05"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job's ignored SIGINT: undone
+    )
+    store = out / "store.sqlite"
+    deadline = time.monotonic() + 60  # upper bounds on a loaded machine, not timings
+    while _rows(store) < 10 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the run ended before it could be interrupted: {proc.communicate()[1]}"
+    n_sent = 0
+    while proc.poll() is None and time.monotonic() < deadline:
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGINT)
+            n_sent += 1
+        time.sleep(0.002)
+    if proc.poll() is None:
+        proc.kill()
+    err = proc.communicate()[1]
+    assert n_sent >= 2 and proc.returncode == 130, (n_sent, proc.returncode, err)
+    assert f"interrupted; the answers so far are kept in {store}: re-run the same command to resume" in _flat(err), err
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert _rows(store) >= 10
 
 
 def _without_timings(out: Path) -> dict:

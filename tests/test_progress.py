@@ -56,3 +56,27 @@ def test_third_party_bars_are_off_inside_the_block_and_restored_after() -> None:
     with no_third_party_bars():
         assert hub.are_progress_bars_disabled() and not transformers_logging.is_progress_bar_enabled()
     assert not hub.are_progress_bars_disabled() and transformers_logging.is_progress_bar_enabled()
+
+
+def test_an_interrupted_generation_is_not_said_done() -> None:
+    """Review: the progress line of a run stopped by Ctrl-C ended in "· done"."""
+    from collections.abc import Sequence
+
+    import fairtalk
+    from fairtalk.models import DecodingSettings, Responder
+
+    class Interrupted(Responder):
+        fingerprint = "test:interrupted"
+
+        def respond(self, contexts: Sequence[str], settings: DecodingSettings, *, seeds: Sequence[int]) -> list[str]:
+            raise KeyboardInterrupt
+
+    seen: list[ProgressEvent] = []
+    pairs = [fairtalk.Pair("p0", "gender", a="he said", b="she said", original_side="a")]
+    with pytest.raises(KeyboardInterrupt):
+        fairtalk.respond(pairs, model=Interrupted(), progress=seen.append)
+    generating = [e for e in seen if e.unit == "responses"]
+    assert generating and not any(e.finished for e in generating), seen
+    seen.clear()
+    fairtalk.respond(pairs, model="builtin:echo", progress=seen.append)
+    assert [e.finished for e in seen if e.unit == "responses"][-1] is True

@@ -701,26 +701,47 @@ def _root(
     """Audit dialogue systems and text generators for demographic bias."""
 
 
-def _on_terminate(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
+#: The signals whose handler :func:`_stop_on_signals` installed (each stops the command once).
+_STOP_SIGNALS: list[int] = []
 
 
-def _terminate_as_interrupt() -> None:
-    """SIGTERM (a CI runner cancelling a job, ``kill``) stops a command as Ctrl-C does.
+def _on_stop_signal(signum: int, frame: object) -> None:
+    """The first Ctrl-C (or SIGTERM) stops the command; any further one is ignored from then on.
 
-    So it says where the answers so far are kept and how to resume, and exits 130, rather than
-    dying without a word. Only where SIGTERM still has its default action (a host that set its
-    own handler keeps it).
+    Pressed twice a few ms apart, a second Ctrl-C would land in the handling of the first: cutting
+    short the message that says where the answers are kept (exiting silently), or the interpreter's
+    wait for its threads (a traceback). The answers in the store are committed as they come, so
+    ``kill -9`` still stops a command whose stopping hangs, losing none of them.
     """
     import signal
 
+    for stop in _STOP_SIGNALS:
+        signal.signal(stop, signal.SIG_IGN)
+    raise KeyboardInterrupt
+
+
+def _stop_on_signals() -> None:
+    """Ctrl-C stops a command once, and SIGTERM (a CI runner cancelling a job, ``kill``) stops it as Ctrl-C does.
+
+    So it says where the answers so far are kept and how to resume, and exits 130, rather than
+    dying without a word, however often the signal comes. Only where the signal still has
+    Python's own handling (a host that set its own handler keeps it; a background job that
+    ignores SIGINT goes on ignoring it).
+    """
+    import signal
+
+    _STOP_SIGNALS.clear()
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        _STOP_SIGNALS.append(signal.SIGINT)
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
-        signal.signal(signal.SIGTERM, _on_terminate)
+        _STOP_SIGNALS.append(signal.SIGTERM)
+    for stop in _STOP_SIGNALS:
+        signal.signal(stop, _on_stop_signal)
 
 
 def main() -> None:
     """Entry point of the ``fairtalk`` console script."""
-    _terminate_as_interrupt()
+    _stop_on_signals()
     try:
         app()
     except FairtalkError as exc:  # raised outside a command body (option parsing callbacks)

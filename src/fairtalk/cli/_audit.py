@@ -85,6 +85,11 @@ _MSG_SAME_MODEL = (
     "shown not worse than itself; give the model the candidate replaces (or another --model-version, --model-arg or "
     "decoding setting)"
 )
+_MSG_STORE_IS_OUTPUT = (
+    "--store and -o name the same path: the run store is a file, the output a folder; give --store another file "
+    "(or leave it out: the store is then OUTPUT/store.sqlite)"
+)
+_MSG_OUTPUT_IN_STORE = "-o lies under --store {store}: the run store is a file; give --store a file outside the output folder"
 _MSG_WORSE_ALONE = "--fail-if-worse needs --baseline-model (the model the candidate is compared with)"
 _NOTE_RUN_SCOPE = (
     "--fail-on-bias over several axes: Holm corrects all axes of the run together (--correction-scope run), "
@@ -144,6 +149,7 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
     check_judge_options(config.score)
     out_dir = config.out_dir if config.out_dir is not None else _DEFAULT_OUTPUT
     store = str(config.store) if isinstance(config.store, str) else str(Path(out_dir) / _STORE_FILE)  # never a RunStore here
+    _check_store_apart(store, out_dir)
     # the lexicons are loaded here once, so that a lexicon file can be checked as an input
     with _of_file(path, values, "axes"):  # an unknown axis of the file names it
         lexicons = load_axes(config.axes)  # an axis given twice fails here, before its report folder is checked
@@ -152,6 +158,19 @@ def _config(ctx: typer.Context, path: str | None) -> tuple[AuditConfig, list[Lex
         with _of_file(path, values, "model", "model_args"):  # before any answer: a bad model of the file names it
             check_model_spec(config.model, **config.model_args)
     return config.updated({"out_dir": out_dir, "store": store, "axes": lexicons}), lexicons, out_dir, store
+
+
+def _check_store_apart(store: str, output: str) -> None:
+    """OutputError, before anything is created, when ``--store`` names the output folder or a folder above it."""
+    from fairtalk.errors import OutputError
+    from fairtalk.files import same_file
+
+    if store.strip() in ("", IN_MEMORY):
+        return
+    if same_file(store, output):
+        raise OutputError(_MSG_STORE_IS_OUTPUT, path=store)
+    if Path(store).resolve() in Path(output).resolve().parents:
+        raise OutputError(_MSG_OUTPUT_IN_STORE.format(store=store), path=output)
 
 
 def _of_file(path: str | None, given: Mapping[str, object], *keys: str) -> AbstractContextManager[None]:

@@ -382,10 +382,8 @@ def generate_completions(
             max_consecutive_failures=max_consecutive_failures,
         )
         reporter.start("completions", total=len(contexts), unit="completions")
-        try:
-            results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
-        finally:
-            reporter.finish()
+        results = caching.respond_each(contexts, settings, seeds=item_seeds) if contexts else []
+        reporter.finish()  # only completions that ended: interrupted or failed ones are not said done
         errors: dict[str, int] = {}
         examples: list[str] = []
         with atomic_writer(out_path) as handle:

@@ -338,7 +338,7 @@ def generate(
         raise ResponderAborted(_stopped(exc, cached, before)) from exc
     finally:
         cached.progress = None
-        progress.finish()
+    progress.finish()  # only a generation that ended: an interrupted or failed one is not said done
     errors = answers.errors
     served, n_served_unknown = _served(cached, served_before, label if warn_served else None)
     if answers.n_truncated:

@@ -29,6 +29,7 @@ __all__ = [
 SCHEMA_VERSION = 1
 _MSG_OPEN = "cannot open run store: {error}"
 _MSG_IS_DIR = "cannot open run store: it is a directory"
+_MSG_FOLDER_NAME = "cannot open run store: the path ends in a slash, the name of a folder; give the name of a file"
 _MSG_VERSION = "run store has schema version {found}, this fairtalk reads version {expected}"
 _MSG_NO_VERSION = (
     "run store holds answers but no schema version (its meta table has no schema_version row), this fairtalk reads "
@@ -47,6 +48,9 @@ _MSG_DAMAGED = (
     "which starts a new store"
 )
 _MSG_NOT_STORE = "not a fairtalk run store (a SQLite database with other tables: {tables}); give a new file"
+_MSG_NOT_STORE_COLUMNS = (
+    "not a fairtalk run store (a SQLite database whose {table} table has other columns: {columns}); give a new file"
+)
 
 #: Per store file (its absolute path) that a RunStore of this process opened: the file (device, inode), the answers
 #: written there, and whether it was found deleted or replaced (:func:`store_written`). While a store is open its
@@ -55,6 +59,14 @@ _WRITTEN: dict[str, tuple[tuple[int, int], int, bool]] = {}
 
 #: How every SQLite database file begins.
 _SQLITE_HEADER = b"SQLite format 3\x00"
+#: The tables of a database, less SQLite's own (sqlite_sequence, sqlite_stat1).
+_TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
+#: The columns of each table of a run store as version 1 first wrote it (responses may add :data:`_ADDED_COLUMNS`).
+_COLUMNS = {
+    "meta": {"key", "value"},
+    "runs": {"run_id", "fingerprint", "settings_hash", "settings"},
+    "responses": {"run_id", "context_hash", "seed", "context", "response", "error", "created"},
+}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -165,6 +177,15 @@ def is_run_store(path: str | os.PathLike[str]) -> bool:
     return head in (b"", _SQLITE_HEADER)
 
 
+def _sqlite_header(path: str | os.PathLike[str]) -> bool:
+    """Whether the file at ``path`` begins as a SQLite database does (one that then fails to read is damaged)."""
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(len(_SQLITE_HEADER)) == _SQLITE_HEADER
+    except OSError:
+        return False
+
+
 def _identity(path: str | os.PathLike[str]) -> tuple[int, int] | None:
     """The (device, inode) of the file at ``path``, or None when there is none."""
     try:
@@ -206,7 +227,8 @@ class RunStore(Closing):
     """
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 30.0) -> None:
-        self.path = Path(path_argument(path, "RunStore: path"))
+        given = path_argument(path, "RunStore: path")
+        self.path = Path(given)
         self._run_ids: dict[tuple[str, str], int] = {}
         #: Answers (successes) this store wrote, and the file it opened (None in memory).
         self.n_written = 0
@@ -214,6 +236,8 @@ class RunStore(Closing):
         self._key = os.path.abspath(self.path)
         if self.path.is_dir():
             raise StoreError(f"{self.path}: {_MSG_IS_DIR}")
+        if given.endswith(("/", os.sep)):  # "runs/": a folder to be, which SQLite would make a file named "runs"
+            raise StoreError(f"{given}: {_MSG_FOLDER_NAME}")
         try:
             check_regular(self.path)  # a device or a FIFO: SQLite would write into it, or wait on it forever
         except OutputError as exc:
@@ -225,11 +249,7 @@ class RunStore(Closing):
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"{self.path}: " + _MSG_OPEN.format(error=exc)) from exc
         try:
-            found = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-            if found and not {"meta", "responses"} <= found:  # another program's database: never add tables to it
-                raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
-            if existing:
-                self._check_intact()  # before anything is written into it
+            self._identify(existing)  # read only: another program's database is refused unchanged
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
@@ -249,6 +269,52 @@ class RunStore(Closing):
             self._db.close()
             self._db = None
             raise
+
+    def _identify(self, existing: bool) -> None:
+        """StoreError, before anything is written, for a file that is not a fairtalk store this fairtalk may write.
+
+        Read only: another program's database (other tables, or fairtalk's table names with
+        other columns), a damaged store, one of another schema version, and one holding answers
+        without a version are refused as they are. A store written before a column of
+        :data:`_ADDED_COLUMNS` existed passes (opening adds the column); so does one holding no
+        table yet, or only some of fairtalk's tables, all empty (its creation under way, or cut short).
+        """
+        try:
+            found = {name for (name,) in self.db.execute(_TABLES)}
+        except sqlite3.DatabaseError as exc:  # a truncated store: "database disk image is malformed"
+            if existing and _sqlite_header(self.path):
+                raise StoreError(f"{self.path}: " + _MSG_DAMAGED.format(problem=" ".join(str(exc).split()))) from None
+            raise
+        if existing:
+            self._check_intact()
+        if not found:
+            return
+        if not found <= set(_COLUMNS) or "meta" not in found:
+            raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
+        for table in sorted(found, key=list(_COLUMNS).index):  # meta first: its version row is read next
+            columns = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
+            added = {name for name, _ in _ADDED_COLUMNS} if table == "responses" else set()
+            if not _COLUMNS[table] <= columns <= _COLUMNS[table] | added:
+                listed = ", ".join(sorted(columns)[:8])
+                raise StoreError(f"{self.path}: " + _MSG_NOT_STORE_COLUMNS.format(table=table, columns=listed))
+            if table == "meta":
+                self._check_version_row()
+        rows = any(self.db.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0] for table in sorted(found))
+        if rows and found != set(_COLUMNS):
+            raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found))))
+        if rows and self._version_row() is None:
+            raise StoreError(f"{self.path}: " + _MSG_NO_VERSION.format(expected=SCHEMA_VERSION))
+
+    def _version_row(self) -> tuple[str] | None:
+        """The store's ``schema_version`` row of ``meta``, None when it has none."""
+        row: tuple[str] | None = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return row
+
+    def _check_version_row(self) -> None:
+        """StoreError for a version row that names a version other than :data:`SCHEMA_VERSION` (none passes here)."""
+        row = self._version_row()
+        if row is not None and row[0] != str(SCHEMA_VERSION):
+            raise StoreError(f"{self.path}: " + _MSG_VERSION.format(found=row[0], expected=SCHEMA_VERSION))
 
     def _check_intact(self) -> None:
         """StoreError for an existing store SQLite finds damaged (``PRAGMA quick_check``): never written into, nor read."""
