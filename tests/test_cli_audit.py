@@ -253,7 +253,7 @@ def test_kill_9_midway_then_rerun_equals_an_uninterrupted_run(toys: tuple[Path, 
 def test_ctrl_c_pressed_again_and_again_still_says_where_the_answers_are(toys: tuple[Path, Path], tmp_path: Path) -> None:
     """Review: two to five SIGINTs a few ms apart exited without a word, or with a traceback from threading's shutdown.
 
-    The first Ctrl-C stops the run; every later one, sent here until the command exits, is ignored.
+    The first Ctrl-C stops the run; later ones within a second of it, sent here for half a second, are ignored.
     """
     corpus, models = toys
     out = tmp_path / "out"
@@ -271,19 +271,52 @@ def test_ctrl_c_pressed_again_and_again_still_says_where_the_answers_are(toys: t
     while _rows(store) < 10 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
     assert proc.poll() is None, f"the run ended before it could be interrupted: {proc.communicate()[1]}"
-    n_sent = 0
-    while proc.poll() is None and time.monotonic() < deadline:
+    n_sent, burst = 0, time.monotonic() + 0.5
+    while proc.poll() is None and time.monotonic() < burst:
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGINT)
             n_sent += 1
         time.sleep(0.002)
-    if proc.poll() is None:
+    try:
+        err = proc.communicate(timeout=60)[1]
+    except subprocess.TimeoutExpired:
         proc.kill()
-    err = proc.communicate()[1]
+        err = proc.communicate()[1]
     assert n_sent >= 2 and proc.returncode == 130, (n_sent, proc.returncode, err)
     assert f"interrupted; the answers so far are kept in {store}: re-run the same command to resume" in _flat(err), err
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert _rows(store) >= 10
+
+
+def test_ctrl_c_pressed_again_after_a_second_stops_a_hanging_stop_at_once(tmp_path: Path) -> None:
+    """A stop that hangs (a model call that never returns) is ended by Ctrl-C pressed again a second or more later:
+    exit 130 at once, saying the stored answers are kept, where a burst within the first second is ignored."""
+    script = tmp_path / "hang.py"
+    script.write_text(
+        "import os, signal, sys, time\n"
+        "from fairtalk.cli._app import _stop_on_signals\n"
+        "_stop_on_signals()\n"
+        "try:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)\n"
+        "    time.sleep(5)\n"
+        "except KeyboardInterrupt:\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # within the first second: ignored\n"
+        "    print('stopping', flush=True)\n"
+        "    time.sleep(1.2)\n"
+        "    os.kill(os.getpid(), signal.SIGINT)  # a second later: stops at once\n"
+        "    time.sleep(30)\n"
+        "    print('not stopped', flush=True)\n",
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),  # a background job's ignored SIGINT: undone
+    )
+    assert done.returncode == 130 and done.stdout == "stopping\n", (done.returncode, done.stdout, done.stderr)
+    assert "interrupted again: stopping now" in done.stderr and "answers already stored are kept" in done.stderr
 
 
 def _without_timings(out: Path) -> dict:

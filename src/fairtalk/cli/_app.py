@@ -703,20 +703,36 @@ def _root(
 
 #: The signals whose handler :func:`_stop_on_signals` installed (each stops the command once).
 _STOP_SIGNALS: list[int] = []
+#: A signal this many seconds or more after the first stops the process at once; sooner, it is ignored.
+_FORCE_AFTER_S = 1.0
+_MSG_FORCED = (
+    "interrupted again: stopping now without tidying up; the answers already stored are kept (re-run the same "
+    "command to resume)\n"
+)
 
 
 def _on_stop_signal(signum: int, frame: object) -> None:
-    """The first Ctrl-C (or SIGTERM) stops the command; any further one is ignored from then on.
+    """The first Ctrl-C (or SIGTERM) stops the command; a burst of more is ignored, a later one stops it at once.
 
     Pressed twice a few ms apart, a second Ctrl-C would land in the handling of the first: cutting
     short the message that says where the answers are kept (exiting silently), or the interpreter's
-    wait for its threads (a traceback). The answers in the store are committed as they come, so
-    ``kill -9`` still stops a command whose stopping hangs, losing none of them.
+    wait for its threads (a traceback). So signals within :data:`_FORCE_AFTER_S` of the first are
+    ignored; one after that (a stopping that hangs: a model call that does not return) ends the
+    process at once with exit 130. The answers in the store are committed as they come, so none
+    is lost either way.
     """
     import signal
+    import time
+
+    first = time.monotonic()
+
+    def again(signum: int, frame: object) -> None:
+        if time.monotonic() - first >= _FORCE_AFTER_S:
+            os.write(2, _MSG_FORCED.encode())
+            os._exit(130)
 
     for stop in _STOP_SIGNALS:
-        signal.signal(stop, signal.SIG_IGN)
+        signal.signal(stop, again)
     raise KeyboardInterrupt
 
 
@@ -739,6 +755,19 @@ def _stop_on_signals() -> None:
         signal.signal(stop, _on_stop_signal)
 
 
+def _ignore_stop_signals_if_stopping() -> None:
+    """Once a stopped command has said its last word, ignore further stop signals while the process exits.
+
+    The interpreter resets its signal handlers as it shuts down, so a Ctrl-C of a burst landing
+    then would end the process by the signal (exit -2) after the message was printed.
+    """
+    import signal
+
+    if any(signal.getsignal(stop) is not _on_stop_signal for stop in _STOP_SIGNALS):  # a stop signal came
+        for stop in _STOP_SIGNALS:
+            signal.signal(stop, signal.SIG_IGN)
+
+
 def main() -> None:
     """Entry point of the ``fairtalk`` console script."""
     _stop_on_signals()
@@ -758,3 +787,5 @@ def main() -> None:
             soft_wrap=True,
         )
         sys.exit(EXIT_INTERNAL)
+    finally:
+        _ignore_stop_signals_if_stopping()
