@@ -85,7 +85,7 @@ __all__ = [
 
 _MSG_BASIS = "unknown power basis {test!r}; choose from: mean, mcnemar_exact, mcnemar_midp, rate_mean"
 _BISECTIONS = 60
-_MSG_TOO_MANY = "the pairs needed (sd {sd:g} of the differences against a margin of {margin:g}) exceed any number"
+_MSG_TOO_MANY = "the pairs needed (sd {sd:g} of the differences against a margin of {margin:g}) exceed {most}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +220,7 @@ def pairs_for_equivalence(
     Both one-sided t tests must reject: ``margin / SE >= t_{1-α} + t_{(1+power)/2}``, with
     ``SE = sd_difference * sqrt(design_effect / n)`` and ``n - 1`` degrees of freedom
     (Chow, Shao and Wang 2008, §3.2). For a rate, ``sd_difference`` is about
-    ``sqrt(discordance)``.
+    ``sqrt(discordance)``. Raises ValueError beyond 10,000,000 pairs (beyond any audit).
 
     Examples
     --------
@@ -236,7 +236,9 @@ def pairs_for_equivalence(
 
     def pairs(needed: float) -> int:
         if not math.isfinite(needed * deff):
-            raise ValueError(_MSG_TOO_MANY.format(sd=sd_difference, margin=margin))
+            raise ValueError(_MSG_TOO_MANY.format(sd=sd_difference, margin=margin, most="any number"))
+        if needed * deff > MAX_RATE_PAIRS:
+            raise ValueError(_MSG_TOO_MANY.format(sd=sd_difference, margin=margin, most=f"{MAX_RATE_PAIRS:,}"))
         return max(2, math.ceil(needed * deff))
 
     # from the normal approximation, whose answer the t's only raises a little: no jump from df 1 to an astronomic n
@@ -1421,10 +1423,15 @@ def _corpus_search(start: int, power: float, power_at: Callable[[int], float]) -
 
 
 def _doubling_search(least: int, high: int, reaches: Callable[[int], bool], most: int, too_many: str) -> int:
-    """The fewest pairs from ``least`` that ``reaches``: doubling from ``high``, then bisection; ValueError(too_many) past ``most``."""
+    """The fewest pairs from ``least`` that ``reaches``: doubling from ``high``, then bisection; ValueError(too_many) past ``most``.
+
+    A ``high`` past ``most`` starts the search at ``most``: a size beyond it is never returned.
+    """
+    if least > most:
+        raise ValueError(too_many)
     if reaches(least):
         return least
-    low = least
+    low, high = least, min(high, most)
     while not reaches(high):
         if high >= most:
             raise ValueError(too_many)
@@ -1508,6 +1515,7 @@ def pairs_spanning(units: int, *, power: float = 0.8, pairs_per_unit: float = 1.
     the dialogues a uniform sample spans vary from sample to sample (a normal approximation of their
     sum); with only its pairs per dialogue, ``units x pairs_per_unit``. The identical-answers bound
     counts units: 149 dialogues at ±2 points are about 83 dialogues' worth of pairs too few at 149 pairs.
+    Raises ValueError beyond :data:`MAX_DETECT_PAIRS` pairs.
 
     Examples
     --------
@@ -1518,6 +1526,8 @@ def pairs_spanning(units: int, *, power: float = 0.8, pairs_per_unit: float = 1.
     if cluster_sizes:
         return _fewest(units, units, lambda n: _chance_to_span(n, units, cluster_sizes) >= power)
     n = units if pairs_per_unit <= 1 else math.ceil(units * pairs_per_unit)
+    if n > MAX_DETECT_PAIRS:
+        raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
     while units_spanned(n, pairs_per_unit=pairs_per_unit) < units:
         n += 1
     return n
@@ -1575,6 +1585,8 @@ def pairs_to_detect(
     if not math.isfinite(normal):
         raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
     if test == "mean" and normal > _NORMAL_ABOVE:
+        if normal > MAX_DETECT_PAIRS:
+            raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
         return math.ceil(normal)
 
     def units(n: int) -> int:
