@@ -814,3 +814,32 @@ def test_plan_gate_says_a_key_beyond_any_audit_rather_than_its_astronomic_size(t
     for key in measures:
         assert f"{key}: beyond any audit (" in text, text
     assert all(n <= 10_000_000 for n in _gate_pairs(result.output).values()), text
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--gate", "--tests", "0"], "--tests must be a whole number >= 1 (the tests in the corrected family), got 0"),
+        (["--gate", "--tests", "abc"], "--tests must be a whole number >= 1 (the tests in the corrected family), got 'abc'"),
+        (["--measure", "length", "--effect", "1", "--sd", "1", "--tests", "2.5"], "--tests must be a whole number >= 1"),
+        (["--gate", "--alpha", "abc"], "--alpha must be a number, got 'abc'"),
+        (["--gate", "--power", "abc"], "--power must be a number, got 'abc'"),
+        (["--measure", "length", "--effect", "abc", "--sd", "1"], "--effect must be a number, got 'abc'"),
+        (["--measure", "length", "--effect", "1", "--sd", "x"], "--sd must be a number, got 'x'"),
+        (["--measure", "offense_rate", "--effect", "0.1", "--rate", "x"], "--rate must be a number, got 'x'"),
+        (["--measure", "length", "--effect", "1", "--sd", "1", "--design-effect", "x"], "--design-effect must be a number"),
+        (["--gold", "x", "--measure", "length", "--sd", "1"], "--gold must be a number, got 'x'"),
+    ],
+)
+def test_a_number_plan_cannot_read_is_one_error_line(args: list[str], line: str) -> None:
+    """Review finding: --tests 0, --tests abc and --alpha abc printed click's usage block (three lines), not one error line."""
+    result = runner.invoke(app, ["plan", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {line}") and len(result.stderr.splitlines()) == 1, result.stderr
+    assert "Usage:" not in result.output and "Invalid value" not in result.output
+
+
+def test_plan_takes_a_whole_number_of_tests() -> None:
+    result = runner.invoke(app, ["plan", "--measure", "length", "--effect", "1", "--sd", "1", "--tests", "3"])
+    assert result.exit_code == 0, result.output
+    assert "over 3 tests → 0.0167 each" in " ".join(result.output.split())
