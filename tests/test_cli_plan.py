@@ -307,7 +307,10 @@ def test_plan_at_the_ends_of_the_ranges_answers(tmp_path) -> None:  # noqa: ANN0
     gate = runner.invoke(app, ["plan", "--gate", "--alpha", "1e-10", "--power", "0.9999"])
     assert gate.exit_code == 0, gate.output
     effect = ["--measure", "length", "--effect", "1e-9", "--sd", "1e9", "--alpha", "1e-10", "--power", "0.9999"]
-    assert runner.invoke(app, ["plan", *effect, "--design-effect", "1e6"]).exit_code == 0
+    beyond = runner.invoke(app, ["plan", *effect, "--design-effect", "1e6"])  # past any audit: one error line, no number
+    assert beyond.exit_code == 2 and beyond.stderr == "error: length: the pairs needed exceed 10,000,000: beyond any audit\n"
+    ends = ["--measure", "length", "--effect", "10", "--sd", "1", "--alpha", "1e-10", "--power", "0.9999"]
+    assert runner.invoke(app, ["plan", *ends, "--design-effect", "1e6"]).exit_code == 0
     assert runner.invoke(app, ["plan", "--gold", "1e-9", "--sd", "1e9", "--measure", "length", "--alpha", "1e-10"]).exit_code == 0
 
 
@@ -772,3 +775,71 @@ def test_plan_says_why_the_earlier_audit_gives_no_spread_by_the_kind_of_key(tmp_
     text = " ".join(result.output.split())
     assert why in text and "Traceback" not in text, text
     assert key != "distinct_1" or "every pair tied" not in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--measure", "offense_rate", "--effect", "1e-9", "--rate", "0.1"],  # the rate search's first size already reaches it
+        ["--measure", "offense_rate", "--effect", "0.0001", "--rate", "0.1"],
+        ["--measure", "length", "--effect", "0.0005", "--sd", "1"],  # the mean test's normal formula, above a million
+    ],
+)
+def test_plan_refuses_sizes_beyond_any_audit_in_one_error_line(args: list[str]) -> None:
+    """Review finding: plan printed 1,412,794,899,527,575,424 pairs (and 141 million) past its own cap of 10 million."""
+    result = runner.invoke(app, ["plan", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr == f"error: {args[1]}: the pairs needed exceed 10,000,000: beyond any audit\n"
+    assert "pairs detect" not in result.output
+
+
+def test_plan_answers_up_to_its_cap() -> None:
+    """Just under ten million pairs is still an answer (the normal formula says about 9.9 million)."""
+    result = runner.invoke(app, ["plan", "--measure", "length", "--effect", "0.00089", "--sd", "1"])
+    assert result.exit_code == 0, result.output
+    assert 9_000_000 < _pairs(result.output) <= 10_000_000
+
+
+def test_plan_gate_says_a_key_beyond_any_audit_rather_than_its_astronomic_size(tmp_path) -> None:  # noqa: ANN001
+    """A pilot's margin so small that the normal formula asks billions of pairs: that line says beyond any audit."""
+    results = tmp_path / "results.json"
+    count = {"kind": "count", "sd_difference": 10.0, "design_effect": 1.0, "equivalence_margin": 1e-4, "primary": True}
+    rate = {"kind": "rate", "sd_difference": 0.3, "discordance": 0.09, "equivalence_margin": 1e-5, "primary": True}
+    identical = {"kind": "rate", "sd_difference": 0.0, "equivalence_margin": 1e-9, "primary": True}
+    measures = {"length": count, "offense_rate": rate, "refusal_rate": identical}
+    results.write_text(json.dumps({"n_pairs": 200, "alpha": 0.05, "measures": measures}))
+    result = runner.invoke(app, ["plan", "--gate", "--results", str(results)])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    for key in measures:
+        assert f"{key}: beyond any audit (" in text, text
+    assert all(n <= 10_000_000 for n in _gate_pairs(result.output).values()), text
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--gate", "--tests", "0"], "--tests must be a whole number >= 1 (the tests in the corrected family), got 0"),
+        (["--gate", "--tests", "abc"], "--tests must be a whole number >= 1 (the tests in the corrected family), got 'abc'"),
+        (["--measure", "length", "--effect", "1", "--sd", "1", "--tests", "2.5"], "--tests must be a whole number >= 1"),
+        (["--gate", "--alpha", "abc"], "--alpha must be a number, got 'abc'"),
+        (["--gate", "--power", "abc"], "--power must be a number, got 'abc'"),
+        (["--measure", "length", "--effect", "abc", "--sd", "1"], "--effect must be a number, got 'abc'"),
+        (["--measure", "length", "--effect", "1", "--sd", "x"], "--sd must be a number, got 'x'"),
+        (["--measure", "offense_rate", "--effect", "0.1", "--rate", "x"], "--rate must be a number, got 'x'"),
+        (["--measure", "length", "--effect", "1", "--sd", "1", "--design-effect", "x"], "--design-effect must be a number"),
+        (["--gold", "x", "--measure", "length", "--sd", "1"], "--gold must be a number, got 'x'"),
+    ],
+)
+def test_a_number_plan_cannot_read_is_one_error_line(args: list[str], line: str) -> None:
+    """Review finding: --tests 0, --tests abc and --alpha abc printed click's usage block (three lines), not one error line."""
+    result = runner.invoke(app, ["plan", *args])
+    assert result.exit_code == 2, result.output
+    assert result.stderr.startswith(f"error: {line}") and len(result.stderr.splitlines()) == 1, result.stderr
+    assert "Usage:" not in result.output and "Invalid value" not in result.output
+
+
+def test_plan_takes_a_whole_number_of_tests() -> None:
+    result = runner.invoke(app, ["plan", "--measure", "length", "--effect", "1", "--sd", "1", "--tests", "3"])
+    assert result.exit_code == 0, result.output
+    assert "over 3 tests → 0.0167 each" in " ".join(result.output.split())

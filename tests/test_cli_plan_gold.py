@@ -68,10 +68,12 @@ def test_plan_gold_calls_a_labels_only_runs_spread_the_labels_own_and_warns(tmp_
 
 
 def test_plan_shows_a_tiny_effect_with_the_digits_it_needs() -> None:
-    """Review finding: plan --effect 1e-9 printed "a difference of 0.00 pp"."""
+    """Review finding: plan --effect 1e-9 printed "a difference of 0.00 pp" (an effect no audit detects: now refused)."""
+    code, text = _plan("--measure", "offense_rate", "--effect", "4e-5", "--sd", "0.001")
+    assert code == 0 and "a difference of 0.004 pp" in text and "0.00 pp" not in text, text
     code, text = _plan("--measure", "offense_rate", "--effect", "1e-9", "--sd", "0.3")
-    assert code == 0 and "a difference of 1e-07 pp" in text and "0.00 pp" not in text, text
-    code, text = _plan("--measure", "length", "--effect", "1e-5", "--sd", "3")
+    assert code == 2 and "beyond any audit" in text, text
+    code, text = _plan("--measure", "length", "--effect", "1e-5", "--sd", "0.001")
     assert code == 0 and "a difference of 1e-05 with" in text and "0.0000" not in text, text
     code, text = _plan("--measure", "offense_rate", "--effect", "0.01", "--sd", "0.3")
     assert code == 0 and "a difference of 1.00 pp" in text, text  # as the report writes it, where that holds it

@@ -35,8 +35,11 @@ def _texts(rng: np.random.Generator, offensive: np.ndarray) -> list[str]:
     return [str(rng.choice(_OFFENSIVE)) if bad else str(rng.choice(_PLAIN)) for bad in offensive]
 
 
-def _run(folder: Path, *, gap: float, seed: int, clusters: bool = False) -> Path:
-    """A `fairtalk score` output folder: side A offensive on ``gap`` more of the pairs than side B (5% background)."""
+def _run(folder: Path, *, gap: float, seed: int, clusters: bool = False, generation: int = 1) -> Path:
+    """A `fairtalk score` output folder: side A offensive on ``gap`` more of the pairs than side B (5% background).
+
+    ``generation`` after the first is recorded in each response: the same answers generated again, in a file of other bytes.
+    """
     rng = np.random.default_rng(seed)
     background = rng.random((N_PAIRS, 2)) < 0.05
     planted = np.arange(N_PAIRS) < round(gap * N_PAIRS)
@@ -44,6 +47,7 @@ def _run(folder: Path, *, gap: float, seed: int, clusters: bool = False) -> Path
     records = []
     for i, (a, b) in enumerate(zip(side_a, side_b)):
         extra = (("cluster", f"dialogue{i // 4}"),) if clusters else ()
+        extra += (("generation", generation),) if generation > 1 else ()
         records += [Response(f"p{i}", "a", f"he said {i}", a, extra), Response(f"p{i}", "b", f"she said {i}", b, extra)]
     folder.mkdir(parents=True)
     write_responses(records, folder / "responses.jsonl")
@@ -73,7 +77,7 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {
         "gap": _run(root / "gap", gap=0.10, seed=1),
         "fair": _run(root / "fair", gap=0.0, seed=2),
-        "again": _run(root / "again", gap=0.10, seed=1),
+        "again": _run(root / "again", gap=0.10, seed=1, generation=2),
     }
 
 
@@ -259,14 +263,21 @@ def test_identical_answers_on_a_handful_of_shared_pairs_fail_the_gate_saying_how
 
 
 def test_one_run_as_baseline_and_candidate_fails_the_gate_saying_so(runs: dict[str, Path], tmp_path: Path) -> None:
-    """The same folder, or a copy of it: a run cannot be shown not worse than itself, however many pairs it holds."""
+    """The same folder, a copy of it, or its responses scored again: a run cannot be shown not worse than itself."""
+    import hashlib
     import shutil
 
     copy = tmp_path / "copy"
     shutil.copytree(runs["gap"], copy)
+    responses = runs["gap"].parent / "responses.jsonl"
+    rescored = tmp_path / "rescored"  # other options, so other results: the same responses all the same
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "--seed", "7"]
+    assert runner.invoke(app, [*args, "-o", str(rescored), "-q"]).exit_code == 0
+    sha = hashlib.sha256(responses.read_bytes()).hexdigest()
     same = (
         (runs["gap"], f"one run (the same folder {runs['gap']})"),
         (copy, "one run (a byte-identical copy of its results file)"),
+        (rescored, f"one run (the same responses scored on both sides, sha256 {sha[:16]}…)"),
     )
     for candidate, why in same:
         done = _compare(str(runs["gap"]), str(candidate), "--fail-if-worse")
@@ -278,6 +289,7 @@ def test_one_run_as_baseline_and_candidate_fails_the_gate_saying_so(runs: dict[s
         said = " ".join(_compare(str(runs["gap"]), str(candidate)).output.split())
         assert f"the baseline and the candidate are {why}" in said and "gate fails" not in said
     assert compare_runs(runs["gap"], runs["again"]).same_run is None  # the same answers, generated twice: two runs
+    assert compare_runs(rescored, runs["again"]).same_run is None
 
 
 def _exact_run(folder: Path, offensive_a: int, n: int = 300, plain: str = "i went to the store") -> Path:

@@ -197,3 +197,29 @@ def test_two_audits_of_one_model_are_one_run_unless_their_decoding_settings_diff
     assert compare_runs(first, longer).same_run is None
     done, _, _ = _compare(first, longer, tmp_path / "l", *MARGIN)
     assert done.exit_code == 0, done.output
+
+
+def test_an_audits_own_responses_scored_are_one_run_with_it_either_way_round(toys: tuple[Path, Path], tmp_path: Path) -> None:
+    """Review finding: `score` of an audit's responses.jsonl, compared with that audit, passed the gate on identical answers."""
+    import hashlib
+
+    from fairtalk.pipeline import compare_runs
+
+    first = _audit(toys, tmp_path / "first", "plain", "--measures", "offense")
+    responses = first / "gender" / "responses.jsonl"
+    scored = tmp_path / "scored"
+    args = ["score", "--responses", str(responses), "--axis", "gender", "--measures", "offense", "-o", str(scored), "-q"]
+    assert runner.invoke(app, args).exit_code == 0
+    sha = hashlib.sha256(responses.read_bytes()).hexdigest()
+    why = f"one run (the same responses scored on both sides, sha256 {sha[:16]}…)"
+    for base, cand, where in ((first, scored, tmp_path / "ab"), (scored, first, tmp_path / "ba")):
+        done, junit, _ = _compare(base, cand, where, *MARGIN)
+        assert done.exit_code == 1, done.output
+        assert f"the baseline and the candidate are {why}: a model cannot be shown not worse than itself" in " ".join(
+            done.output.split()
+        )
+        gate = next(suite for suite in junitparser.JUnitXml.fromfile(str(junit)) if suite.name == "fairtalk.compare.gate")
+        assert gate.failures == 1
+        assert compare_runs(base, cand, margins={"offense_rate": 0.2}).same_run == why
+    other = _audit(toys, tmp_path / "other", "plain_too", "--measures", "offense")
+    assert compare_runs(first, other).same_run is None  # two audits of two models, the same answers: told apart

@@ -88,3 +88,27 @@ def test_injecting_the_printed_mde_is_detected_80_percent_of_the_time(
 def test_a_rate_with_every_pair_discordant_has_no_mde_rather_than_an_error() -> None:
     assert mde(PowerBasis("mcnemar_exact", n=30, discordance=1.0), alpha=0.05) is None
     assert power_mcnemar(30, 0.5 + 1e-9, 0.5, 0.05) >= 0.0
+
+
+@pytest.mark.parametrize(
+    ("plan", "args", "kwargs"),
+    [
+        ("pairs_to_detect", (1e-9, math.sqrt(0.18)), {"test": "rate_mean", "alpha": 0.05, "discordance": 0.18}),
+        ("pairs_to_detect", (0.0005, 1.0), {"test": "mean", "alpha": 0.05}),
+        ("pairs_to_detect", (1e-6, 0.0), {"test": "mcnemar_exact", "alpha": 0.05, "discordance": 0.5}),
+        ("pairs_for_rate_equivalence", (0.09, 1e-5), {}),
+        ("pairs_spanning", (20_000_000,), {}),
+        ("pairs_spanning", (6_000_000,), {"pairs_per_unit": 2.0}),
+    ],
+    ids=["rate", "mean", "mcnemar", "rate-equivalence", "spanning", "spanning-dialogues"],
+)
+def test_planners_refuse_a_size_beyond_any_audit_rather_than_return_it(plan: str, args: tuple, kwargs: dict) -> None:
+    """Review finding: pairs_to_detect returned 1.4e18 (a rate) and 31 million (a mean) past its cap of ten million.
+
+    McNemar's search began at the normal formula's trillions of pairs, computing its exact power there (it had not
+    ended after two minutes); it now begins at the cap.
+    """
+    import fairtalk.stats
+
+    with pytest.raises(ValueError, match=r"exceed|needs more than"):
+        getattr(fairtalk.stats, plan)(*args, **kwargs)

@@ -108,6 +108,16 @@ _MSG_NO_PILOT_SPREAD = (
     "  {key}: no spread recorded in the pilot (not tested there): cannot plan it; give --results of a run that tested it"
 )
 _MSG_BEYOND = "  {key}: beyond any audit ({reason})"
+#: How the library's refusal ends, which the line that quotes it says already.
+_BEYOND_SAID = ": beyond any audit"
+
+
+def _beyond(key: str, err: ValueError) -> str:
+    """The line of a key no audit reaches: the library's reason, said once."""
+    return _MSG_BEYOND.format(key=key, reason=str(err).removesuffix(_BEYOND_SAID))
+
+
+_MSG_EQUIVALENCE_TOO_MANY = "sd {sd:g} of the differences against a margin of {margin:g} needs more than {most:,} pairs"
 #: Identical-answers pairs that no audit reaches: the bound never passes (past the few-differing search's million).
 _NO_BOUND = 10**6 + 1
 #: A count key with few differing pairs from a results.json that does not say how many pairs its share is of.
@@ -768,6 +778,7 @@ def _dialogues(n: int, row: _GateRow) -> str:
 def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, str]:
     """The pairs one primary measure needs for the gate (None: cannot plan it), and the line that says so."""
     from fairtalk.stats import (
+        MAX_DETECT_PAIRS,
         pairs_for_equivalence,
         pairs_for_rate_equivalence,
     )
@@ -800,8 +811,10 @@ def _gate_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None, s
             )
         else:
             n = pairs_for_equivalence(sd, float(margin), alpha=alpha, power=power, design_effect=row.deff)
+            if n > MAX_DETECT_PAIRS:  # the library answers any size; no audit holds it
+                raise ValueError(_MSG_EQUIVALENCE_TOO_MANY.format(sd=sd, margin=margin, most=MAX_DETECT_PAIRS))
     except ValueError as err:
-        return None, _MSG_BEYOND.format(key=key, reason=err)
+        return None, _beyond(key, err)
     if kind == "count" and (few := _few_differing_need(row, n, alpha, power)) is not None:
         return few
     margin_text = f"±{100 * margin:.3g} pp" if kind in ("rate", "corpus") else f"±{margin:.4g}"
@@ -882,7 +895,7 @@ def _few_differing_need(row: _GateRow, normal: int, alpha: float, power: float) 
     try:
         found = _few_differing_plan(row, normal, alpha, power)
     except ValueError as err:
-        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+        return None, _beyond(row.key, err)
     if found is None:
         return None
     plan = found.plan
@@ -1048,7 +1061,7 @@ def _identical_need(row: _GateRow, alpha: float, power: float, corpus: bool = Fa
     try:
         n = pairs_spanning(units, power=power, pairs_per_unit=row.pairs_per_unit, cluster_sizes=row.cluster_sizes)
     except ValueError as err:
-        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+        return None, _beyond(row.key, err)
     bound = (
         f"the pilot answered both sides alike on every pair; the audit's identical-answers bound shows the share of "
         f"{{units}} that could differ below {100 * share:.3g}%" + (", whatever the margin" if corpus else "")
@@ -1145,7 +1158,7 @@ def _corpus_need(row: _GateRow, alpha: float, power: float) -> tuple[int | None,
             exponent, whose = CORPUS_SCALING[row.key][0 if row.relative_margin else 1], _FIT_BARE
             n = pairs(exponent)
     except ValueError as err:
-        return None, _MSG_BEYOND.format(key=row.key, reason=err)
+        return None, _beyond(row.key, err)
     reached = power_corpus_at_size(
         n, ratio, n_pilot, exponent=exponent, alpha=alpha, differing=differing, sizes=sizes, spread=spread
     )
@@ -1607,12 +1620,58 @@ def _labelled_spread(results: str, measure: str, alpha: float) -> tuple[float, f
     return float(labelled) * math.sqrt(n_labels), floor, f"{results} ({ppi['n_labels']} labels)", caveat, run_pairs
 
 
+_MSG_NOT_A_NUMBER = "{flag} must be a number, got {value!r}"
+_MSG_TESTS = "--tests must be a whole number >= 1 (the tests in the corrected family), got {value!r}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Numbers:
+    """plan's numeric options, read (None: not given)."""
+
+    effect: float | None
+    sd: float | None
+    rate: float | None
+    alpha: float | None
+    power: float | None
+    tests: int | None
+    design_effect: float | None
+    gold: float | None
+
+
+def _number(flag: str, text: str | None) -> float | None:
+    """A numeric option as given (None: not given); exit 2 with one ``error:`` line where it is no number.
+
+    plan's numbers are read here, not by click, whose refusal is a usage block of three lines; each
+    option's range is checked where it is used, in the same one-line form.
+    """
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        fail(_MSG_NOT_A_NUMBER.format(flag=flag, value=text))
+
+
+def _whole_tests(text: str | None) -> int | None:
+    """``--tests`` as given (None: not given); exit 2 unless it is a whole number >= 1."""
+    if text is None:
+        return None
+    try:
+        tests = int(text)
+    except ValueError:
+        fail(_MSG_TESTS.format(value=text))
+    if tests < 1:
+        fail(_MSG_TESTS.format(value=tests))
+    return tests
+
+
 @app.command()
 def plan(  # noqa: C901
     measure: str | None = typer.Option(None, "--measure", help="The result key to plan for, e.g. offense_rate or length."),
-    effect: float | None = typer.Option(
+    effect: str | None = typer.Option(
         None,
         "--effect",
+        metavar="FLOAT",
         help="The smallest difference A - B worth detecting, in the measure's units (0.01 = 1 pp of a rate).",
     ),
     gate: bool = typer.Option(
@@ -1624,14 +1683,15 @@ def plan(  # noqa: C901
     results: str | None = typer.Option(
         None, "--results", help="results.json of an earlier audit: its spread, design effect and family size."
     ),
-    sd: float | None = typer.Option(None, "--sd", help="Standard deviation of the per-pair difference A - B."),
-    rate: float | None = typer.Option(
+    sd: str | None = typer.Option(None, "--sd", metavar="FLOAT", help="Standard deviation of the per-pair difference A - B."),
+    rate: str | None = typer.Option(
         None,
         "--rate",
+        metavar="FLOAT",
         help="For a rate with no earlier audit: its expected rate on each side. The sides are assumed independent "
         "(a safe overestimate).",
     ),
-    alpha: float | None = score_option(
+    alpha: str | None = score_option(
         "alpha",
         "--alpha",
         ranged=True,
@@ -1639,7 +1699,7 @@ def plan(  # noqa: C901
         lead="Significance level of the planned test (with --gate, the equivalence test).",
         note=f"With --gold, the interval's level is 1 - alpha. Default: with --measure, the earlier audit's (--results), else {_ALPHA:g}; with --gate or --gold, {_ALPHA:g}.",
     ),
-    power: float | None = score_option(
+    power: str | None = score_option(
         "power",
         "--power",
         ranged=True,
@@ -1647,16 +1707,19 @@ def plan(  # noqa: C901
         lead="Power planned for: of detecting --effect, or with --gate of showing equivalence.",
         note=f"Not with --gold. Default: {_POWER:g}.",
     ),
-    tests: int | None = typer.Option(
+    tests: str | None = typer.Option(
         None,
         "--tests",
-        min=1,
+        metavar="<int >= 1>",
         help="Tests in the corrected family (default: the earlier audit's; else 1). Holm is planned as Bonferroni, a safe bound.",
     ),
-    design_effect: float | None = typer.Option(
-        None, "--design-effect", help="Variance inflation from clustered pairs (default: the earlier audit's; else 1)."
+    design_effect: str | None = typer.Option(
+        None,
+        "--design-effect",
+        metavar="FLOAT",
+        help="Variance inflation from clustered pairs (default: the earlier audit's; else 1).",
     ),
-    gold: float | None = typer.Option(
+    gold: str | None = typer.Option(
         None,
         "--gold",
         metavar="HALF_WIDTH",
@@ -1665,33 +1728,43 @@ def plan(  # noqa: C901
     ),
 ) -> None:
     """Say how many pairs an audit needs to detect a difference of --effect in --measure, or with --gate to show equivalence."""
+    given = _Numbers(
+        effect=_number("--effect", effect),
+        sd=_number("--sd", sd),
+        rate=_number("--rate", rate),
+        alpha=_number("--alpha", alpha),
+        power=_number("--power", power),
+        tests=_whole_tests(tests),
+        design_effect=_number("--design-effect", design_effect),
+        gold=_number("--gold", gold),
+    )
     _check_mode(
         gate,
-        gold,
+        given.gold,
         {
-            "--power": power,
+            "--power": given.power,
             "--measure": measure,
-            "--effect": effect,
-            "--sd": sd,
-            "--rate": rate,
-            "--tests": tests,
-            "--design-effect": design_effect,
+            "--effect": given.effect,
+            "--sd": given.sd,
+            "--rate": given.rate,
+            "--tests": given.tests,
+            "--design-effect": given.design_effect,
         },
     )
-    if gold is not None:
-        _labels(measure, gold, results, sd, alpha if alpha is not None else _ALPHA)
+    if given.gold is not None:
+        _labels(measure, given.gold, results, given.sd, given.alpha if given.alpha is not None else _ALPHA)
         return
-    power = power if power is not None else _POWER
-    if not 0 < power <= MAX_POWER:
-        fail(_MSG_POWER.format(value=power))
+    planned = given.power if given.power is not None else _POWER
+    if not 0 < planned <= MAX_POWER:
+        fail(_MSG_POWER.format(value=planned))
     if gate:
-        level = alpha if alpha is not None else _ALPHA
+        level = given.alpha if given.alpha is not None else _ALPHA
         _check_alpha(level)
-        _gate(results, level, power)
+        _gate(results, level, planned)
         return
-    if measure is None or effect is None:
+    if measure is None or given.effect is None:
         fail(_MSG_GATE_OR_EFFECT)
-    _detect(measure, effect, results, sd, rate, alpha, power, tests, design_effect)
+    _detect(measure, given.effect, results, given.sd, given.rate, given.alpha, planned, given.tests, given.design_effect)
 
 
 def _detect(

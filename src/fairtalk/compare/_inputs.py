@@ -22,7 +22,7 @@ import numbers
 import os
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -138,7 +138,9 @@ class RunInput:
     ``settings`` an audit's decoding settings (``run.json``'s ``settings``), which with the
     fingerprint key the answers in a run store; ``model_target`` a ``python:`` model's target as
     the run resolved it (``run.json``'s ``model_target``; None for another model, or a run
-    recorded before runs kept it).
+    recorded before runs kept it); ``responses_sha256`` per axis the hashes its responses are
+    known by (the file read, and those its manifest records it scored: two files' joined by
+    ``+``), which tell a ``score`` folder of a run's own answers from another run.
     """
 
     path: str
@@ -148,16 +150,44 @@ class RunInput:
     sha256: str = ""
     settings: Mapping[str, Any] | None = None
     model_target: str | None = None
+    responses_sha256: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
 
 def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _responses_known_by(result: AuditResult, read: str | tuple[str, str]) -> frozenset[str]:
+    """The hashes an axis's responses are known by: the file(s) read, and the sources its manifest records (two files' joined by ``+``)."""
+    names = (read,) if isinstance(read, str) else read
+    known = {"+".join(_recorded_digest(name) for name in names)}
+    given = () if result.provenance.input is None else result.provenance.input.sources or ()
+    recorded = [source.sha256 for source in given if source.path]
+    if recorded and all(isinstance(sha, str) and sha for sha in recorded):
+        known.add("+".join(str(sha) for sha in recorded))
+    return frozenset(known)
+
+
+def _same_responses(baseline: RunInput, candidate: RunInput) -> str | None:
+    """The sha256 of responses both runs scored for one axis, where either is a ``score`` folder (no run id), else None.
+
+    Two audits are told apart by their run ids and models, whatever their answers; a ``score``
+    folder has neither, and the same responses scored again are the run that answered them.
+    """
+    if baseline.run_id and candidate.run_id:
+        return None
+    for axis, known in baseline.responses_sha256.items():
+        shared = sorted(known & candidate.responses_sha256.get(axis, frozenset()))
+        if shared:
+            return shared[0]
+    return None
+
+
 def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
     """What the two runs are when they cannot be told apart, else None: the release gate fails on it (``--fail-if-worse``, ``assert_not_worse``).
 
-    ``one run (…)``: the same folder, the same run id or a copy of its files; ``two runs of the
+    ``one run (…)``: the same folder, the same run id, a copy of its files, or (a ``score`` folder
+    on either side) the same responses scored again, by their sha256; ``two runs of the
     same model … with the same decoding settings``: the same fingerprint and decoding settings (what keys the answers in a run store: ``audit
     --baseline-model`` with the candidate's own model, or the model audited twice). Whatever the
     pairs, its answers are its own: not worse than itself proves nothing about a release.
@@ -168,6 +198,9 @@ def same_run(baseline: RunInput, candidate: RunInput) -> str | None:
         return f"one run (the same run id {baseline.run_id})"
     if baseline.sha256 and baseline.sha256 == candidate.sha256:
         return "one run (a byte-identical copy of its results file)"
+    scored = _same_responses(baseline, candidate)
+    if scored is not None:
+        return f"one run (the same responses scored on both sides, sha256 {scored[:16]}…)"
     return same_model(
         (baseline.model, baseline.settings),
         (candidate.model, candidate.settings),
@@ -469,6 +502,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
     if (folder / RUN_FILE).is_file():
         run = read_result_file(folder / RUN_FILE, "run")
         axes: dict[str, AxisInput] = {}
+        known: dict[str, frozenset[str]] = {}
         for axis, entry in run["axes"].items():
             name = str(entry.get("folder") or axis)
             if not name or name in (".", "..") or any(c in name for c in "/\\\0"):  # never a folder outside the run's
@@ -481,6 +515,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
             result = _result(sub / RESULTS_FILE)
             axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
+            known[str(axis)] = _responses_known_by(result, str(sub / RESPONSES_FILE))
         model, run_id, settings, target = run.get("model"), run.get("run_id"), run.get("settings"), run.get("model_target")
         return RunInput(
             str(folder),
@@ -490,9 +525,17 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
             sha256=_sha256(folder / RUN_FILE),
             settings=settings if isinstance(settings, Mapping) else None,
             model_target=target if isinstance(target, str) and target else None,
+            responses_sha256=known,
         )
     if (folder / RESULTS_FILE).is_file():
         result = _score_result(folder / RESULTS_FILE)
-        responses = read_responses(_score_sources(folder, result), drop_empty=_drop_empty(result))
-        return RunInput(str(folder), None, {result.axis: AxisInput(result, responses)}, sha256=_sha256(folder / RESULTS_FILE))
+        sources = _score_sources(folder, result)
+        responses = read_responses(sources, drop_empty=_drop_empty(result))
+        return RunInput(
+            str(folder),
+            None,
+            {result.axis: AxisInput(result, responses)},
+            sha256=_sha256(folder / RESULTS_FILE),
+            responses_sha256={result.axis: _responses_known_by(result, sources)},
+        )
     raise InputError(_MSG_NOT_A_RUN, path=str(folder))

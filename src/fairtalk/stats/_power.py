@@ -1139,6 +1139,8 @@ def pairs_for_rate_equivalence(
     null = _rate_null(discordance, margin, alpha, rate, design_effect, pairs_per_unit, cluster_sizes)
     sd = math.sqrt(discordance) if sd_difference is None else sd_difference
     guess = pairs_for_equivalence(sd, margin, alpha=alpha, power=power, design_effect=null.design_effect)
+    if guess > MAX_RATE_PAIRS:
+        raise ValueError(_MSG_RATE_TOO_MANY.format(q=discordance, margin=margin, most=MAX_RATE_PAIRS))
     if guess * discordance >= FEW_DISCORDANT:
         return guess
     search = _PowerSearch(null, power)
@@ -1421,10 +1423,15 @@ def _corpus_search(start: int, power: float, power_at: Callable[[int], float]) -
 
 
 def _doubling_search(least: int, high: int, reaches: Callable[[int], bool], most: int, too_many: str) -> int:
-    """The fewest pairs from ``least`` that ``reaches``: doubling from ``high``, then bisection; ValueError(too_many) past ``most``."""
+    """The fewest pairs from ``least`` that ``reaches``: doubling from ``high``, then bisection; ValueError(too_many) past ``most``.
+
+    A ``high`` past ``most`` starts the search at ``most``: a size beyond it is never returned.
+    """
+    if least > most:
+        raise ValueError(too_many)
     if reaches(least):
         return least
-    low = least
+    low, high = least, min(high, most)
     while not reaches(high):
         if high >= most:
             raise ValueError(too_many)
@@ -1508,6 +1515,7 @@ def pairs_spanning(units: int, *, power: float = 0.8, pairs_per_unit: float = 1.
     the dialogues a uniform sample spans vary from sample to sample (a normal approximation of their
     sum); with only its pairs per dialogue, ``units x pairs_per_unit``. The identical-answers bound
     counts units: 149 dialogues at ±2 points are about 83 dialogues' worth of pairs too few at 149 pairs.
+    Raises ValueError beyond :data:`MAX_DETECT_PAIRS` pairs.
 
     Examples
     --------
@@ -1518,6 +1526,8 @@ def pairs_spanning(units: int, *, power: float = 0.8, pairs_per_unit: float = 1.
     if cluster_sizes:
         return _fewest(units, units, lambda n: _chance_to_span(n, units, cluster_sizes) >= power)
     n = units if pairs_per_unit <= 1 else math.ceil(units * pairs_per_unit)
+    if n > MAX_DETECT_PAIRS:
+        raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
     while units_spanned(n, pairs_per_unit=pairs_per_unit) < units:
         n += 1
     return n
@@ -1575,6 +1585,8 @@ def pairs_to_detect(
     if not math.isfinite(normal):
         raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
     if test == "mean" and normal > _NORMAL_ABOVE:
+        if normal > MAX_DETECT_PAIRS:
+            raise ValueError(_MSG_DETECT_TOO_MANY.format(most=MAX_DETECT_PAIRS))
         return math.ceil(normal)
 
     def units(n: int) -> int:
