@@ -291,12 +291,27 @@ def test_analyses_of_different_rows_are_refused(analyses: dict[str, Path], tmp_p
     different rows as if one had changed."""
     data = json.loads((analyses["gap"] / "results.json").read_text(encoding="utf-8"))
     data["config"][name] = True
+    if name == "balanced_only":
+        data["data"]["n_rows_unbalanced"], data["data"]["n_cells_unbalanced"] = 8, 2  # it left some rows out
     folder = tmp_path / name
     folder.mkdir()
     (folder / "results.json").write_text(json.dumps(data), encoding="utf-8")
     done = _compare(str(analyses["fair"]), str(folder), "--fail-if-worse")
     assert done.exit_code == 2, done.output
     said = " ".join(done.output.split())
-    assert "error:" in said and f"analysed in the candidate alone ({name})" in said and "regressed" not in said
-    with pytest.raises(SpecError, match=rf"analysed in the baseline alone \({name}\)"):
+    flag = "--" + name.replace("_", "-")
+    assert "error:" in said and f"analysed in the candidate alone ({name}: give both the same {flag})" in said
+    assert "regressed" not in said
+    with pytest.raises(SpecError, match=rf"analysed in the baseline alone \({name}"):
         compare_prompt_analyses(folder, analyses["fair"])
+
+
+def test_balanced_cells_only_that_left_nothing_out_are_the_same_rows(analyses: dict[str, Path], tmp_path: Path) -> None:
+    """Review finding: --balanced-only on balanced prompts analyses every row, yet compare refused it against an analysis
+    without the option, naming --regard."""
+    data = json.loads((analyses["gap"] / "results.json").read_text(encoding="utf-8"))
+    data["config"]["balanced_only"] = True  # n_rows_unbalanced 0: no cell lacked a group
+    folder = tmp_path / "balanced"
+    folder.mkdir()
+    (folder / "results.json").write_text(json.dumps(data), encoding="utf-8")
+    assert compare_prompt_analyses(analyses["fair"], folder).regressed() == (("gender", "regard"),)

@@ -128,7 +128,10 @@ def test_resamples_too_few_for_alpha_are_refused_where_a_corpus_key_is_tested(tm
     with pytest.raises(SpecError, match=r"n_resamples 10 is too few for alpha 0.05: .* 1/11 = 0.0909.*give at least 20"):
         ScoreOptions(n_resamples=10)
     assert ScoreOptions(n_resamples=20).n_resamples == 20  # 1/21 < 0.05
-    with pytest.raises(SpecError, match=r"n_resamples 2000 is too few for alpha 0.0001: .*give at least 10000"):
+    with pytest.raises(
+        SpecError,
+        match=r"n_resamples 2000 \(the default\) is too few for alpha 0.0001: .*give at least 10000 resamples \(--resamples",
+    ):
         ScoreOptions(alpha=0.0001)
     assert ScoreOptions(alpha=0.0001, n_resamples=10_000).n_resamples == 10_000
     assert ScoreOptions(measures="offense,length", n_resamples=10).n_resamples == 10  # no corpus key to test

@@ -314,9 +314,9 @@ PROMPT_FIELDS: Mapping[str, Any] = MappingProxyType(
     {
         "balanced_only": Field(
             default=False,
-            description="Analyse only template × structure cells every group holds. The completions of the others (a "
-            "template or structure missing for some group, whose gaps are confounded by template) are left out, "
-            "counted in a warning and in results.json.",
+            description="Keep only the template × structure cells every group holds. The completions of the others (a "
+            "template or structure missing for some group, whose gaps are confounded by template) are left out of the "
+            "analysis (or the labelling sample) and counted in a warning and in results.json.",
         ),
     }
 )

@@ -264,6 +264,17 @@ def test_a_run_cut_to_one_pair_fails_the_gate_as_nothing_to_check(tmp_path: Path
     assert metrics["n_pairs"] == 1 and metrics["fail_on_bias_passed"] == 0
 
 
+def test_corpus_measures_are_taken_at_the_default_resamples_and_too_few_are_refused_in_task_options() -> None:
+    """Review finding: the scorer checked its options with 1 resample, so once too few resamples for alpha were refused,
+    every task naming a corpus measure (diversity) was refused with "n_resamples 1 is too few", the user having given
+    none."""
+    task = counterfactual(n_pairs=4, measures="offense,diversity")
+    assert len(task.dataset) == 8
+    with pytest.raises(fairtalk.SpecError, match=r"-T n_resamples 10 is too few for -T alpha 0.05"):
+        counterfactual(n_pairs=4, measures="offense,diversity", n_resamples=10)
+    assert len(counterfactual(n_pairs=4, measures="offense,length", n_resamples=10).dataset) == 8  # no corpus key
+
+
 def test_the_dataset_is_both_sides_of_each_pair() -> None:
     sides = list(pair_sides("gender", n_pairs=3))
     assert [s.side for s in sides] == ["a", "b"] * 3

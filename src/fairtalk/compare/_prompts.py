@@ -55,7 +55,8 @@ WARN_NO_GAP = "group pair {pair!r}: the {name} has no gap (a group without label
 _MSG_UNKNOWN_PAIR = "the baseline holds no group pair {pair!r} (its pairs: {pairs})"
 _MSG_INSTRUMENT = (
     "the two analyses were not measured alike ({what}): a change in their gaps would mix the generators with the "
-    "instrument, so they are not compared; analyse both generators' completions of the same prompts with the same --regard"
+    "instrument, so they are not compared; analyse both generators' completions of the same prompts with the same --regard "
+    "and options"
 )
 _PROMPTS_DIFFER = "completions of two different sets of prompts, import.prompts_sha256 {base}… and {cand}…"
 WARN_LABELLER_UNKNOWN = (
@@ -126,11 +127,15 @@ def _not_alike(base: PromptAnalysis, cand: PromptAnalysis, found: tuple[Mapping[
     digests = [f.get("prompts_sha256") for f in found]
     if None not in digests and digests[0] != digests[1]:
         differ.append(_PROMPTS_DIFFER.format(base=str(digests[0])[:12], cand=str(digests[1])[:12]))
-    for name, said in (("balanced_only", "only the cells every group holds"), ("include_other", 'the "other" labels')):
+    for name, said, flag in (
+        ("balanced_only", "only the cells every group holds", "--balanced-only"),
+        ("include_other", 'the "other" labels', "--include-other"),
+    ):
         values = (getattr(base.config, name), getattr(cand.config, name))
-        if values[0] != values[1]:
+        left_out = (base.data.n_rows_unbalanced, cand.data.n_rows_unbalanced)
+        if values[0] != values[1] and (name != "balanced_only" or any(left_out)):  # balanced cells only: if it left any out
             which = "baseline" if values[0] else "candidate"
-            differ.append(f"{said} analysed in the {which} alone ({name})")
+            differ.append(f"{said} analysed in the {which} alone ({name}: give both the same {flag})")
     only = [sorted(set(a.structure_counts) - set(b.structure_counts)) for a, b in ((base, cand), (cand, base))]
     for which, names in zip(("baseline", "candidate"), only):
         if names:

@@ -64,9 +64,9 @@ CountTest = Literal["mean", "wilcoxon"]
 
 _MSG_GOLD = "{name} must be the path of a gold file (fairtalk label -o), got {value!r}"
 _MSG_TOO_FEW_RESAMPLES = (
-    "{name} {value} is too few for {alpha_name} {alpha:g}: a permutation test of {value} resamples gives no p below "
+    "{name} {value}{default} is too few for {alpha_name} {alpha:g}: a permutation test of {value} resamples gives no p below "
     "1/{plus_one} = {smallest:.3g}, so no corpus key (distinct-n, diversity) could be shown different or equivalent; "
-    "give at least {least}"
+    "give at least {least} resamples (--resamples; n_resamples in Python or a config file)"
 )
 _MSG_OFFENSE = "{name} must be a scorer name (profanity_check, hatesonar or hf:MODEL), got {value!r}"
 #: ``judge:SPEC`` in ``measures``: the model SPEC answers the rubric about each response.
@@ -284,6 +284,7 @@ class ScoreOptions:
                 _MSG_TOO_FEW_RESAMPLES.format(
                     name=label(info, "n_resamples"),
                     value=n,
+                    default=" (the default)" if n == SCORE_FIELDS["n_resamples"].default else "",
                     alpha_name=label(info, "alpha"),
                     alpha=alpha,
                     plus_one=n + 1,

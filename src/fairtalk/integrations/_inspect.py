@@ -47,7 +47,7 @@ def response_scores(axis: str, measures: str) -> Scorer:
     and its metadata says why (``"lost"``). An empty completion is an answer, the text ``""``,
     scored as such and counted by the metric as an empty answer, as the audit counts it.
     """
-    per_response = _per_response(axis, _options(measures, 0, 1, 0.05))
+    per_response = _per_response(axis, ScoreOptions.from_mapping({"measures": measures}))  # resamples, alpha: the metric's
 
     async def score_answer(state: TaskState, target: Target) -> Score:
         metadata = state.metadata or {}
@@ -216,6 +216,10 @@ def _check_options(axis: object, n_pairs: object, n_resamples: object, alpha: ob
 
 def _counterfactual(axis: str, n_pairs: int, measures: str, corpus: str, seed: int, n_resamples: int, alpha: float) -> Task:
     _check_options(axis, n_pairs, n_resamples, alpha)
+    names = {key: f"-T {key}" for key in ("measures", "seed", "n_resamples", "alpha")}
+    ScoreOptions.from_mapping(
+        {"measures": measures, "seed": seed, "n_resamples": n_resamples, "alpha": alpha}, names=names
+    )  # the metric's options, checked before any sample is asked
     samples = [
         Sample(
             input=side.text,
