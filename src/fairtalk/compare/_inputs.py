@@ -138,9 +138,9 @@ class RunInput:
     ``settings`` an audit's decoding settings (``run.json``'s ``settings``), which with the
     fingerprint key the answers in a run store; ``model_target`` a ``python:`` model's target as
     the run resolved it (``run.json``'s ``model_target``; None for another model, or a run
-    recorded before runs kept it); ``responses_sha256`` per axis the hashes its responses are
-    known by (the file read, and those its manifest records it scored: two files' joined by
-    ``+``), which tell a ``score`` folder of a run's own answers from another run.
+    recorded before runs kept it); ``responses_read`` per axis the result and the responses
+    file(s) read for it, whose hashes (:func:`_responses_known_by`) tell a ``score`` folder of a
+    run's own answers from another run; they are hashed only when a ``score`` folder is compared.
     """
 
     path: str
@@ -150,7 +150,7 @@ class RunInput:
     sha256: str = ""
     settings: Mapping[str, Any] | None = None
     model_target: str | None = None
-    responses_sha256: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    responses_read: Mapping[str, tuple[AuditResult, str | tuple[str, str]]] = field(default_factory=dict)
 
 
 def _sha256(path: Path) -> str:
@@ -176,8 +176,11 @@ def _same_responses(baseline: RunInput, candidate: RunInput) -> str | None:
     """
     if baseline.run_id and candidate.run_id:
         return None
-    for axis, known in baseline.responses_sha256.items():
-        shared = sorted(known & candidate.responses_sha256.get(axis, frozenset()))
+    for axis, read in baseline.responses_read.items():
+        other = candidate.responses_read.get(axis)
+        if other is None:
+            continue
+        shared = sorted(_responses_known_by(*read) & _responses_known_by(*other))
         if shared:
             return shared[0]
     return None
@@ -502,7 +505,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
     if (folder / RUN_FILE).is_file():
         run = read_result_file(folder / RUN_FILE, "run")
         axes: dict[str, AxisInput] = {}
-        known: dict[str, frozenset[str]] = {}
+        read: dict[str, tuple[AuditResult, str | tuple[str, str]]] = {}
         for axis, entry in run["axes"].items():
             name = str(entry.get("folder") or axis)
             if not name or name in (".", "..") or any(c in name for c in "/\\\0"):  # never a folder outside the run's
@@ -515,7 +518,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
                     raise InputError(_MSG_AXIS_FOLDER.format(axis=axis, folder=sub.name, name=name), path=str(folder))
             result = _result(sub / RESULTS_FILE)
             axes[str(axis)] = AxisInput(result, read_responses(sub / RESPONSES_FILE, drop_empty=_drop_empty(result)))
-            known[str(axis)] = _responses_known_by(result, str(sub / RESPONSES_FILE))
+            read[str(axis)] = (result, str(sub / RESPONSES_FILE))
         model, run_id, settings, target = run.get("model"), run.get("run_id"), run.get("settings"), run.get("model_target")
         return RunInput(
             str(folder),
@@ -525,7 +528,7 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
             sha256=_sha256(folder / RUN_FILE),
             settings=settings if isinstance(settings, Mapping) else None,
             model_target=target if isinstance(target, str) and target else None,
-            responses_sha256=known,
+            responses_read=read,
         )
     if (folder / RESULTS_FILE).is_file():
         result = _score_result(folder / RESULTS_FILE)
@@ -536,6 +539,6 @@ def read_run(path: str | os.PathLike[str]) -> RunInput:
             None,
             {result.axis: AxisInput(result, responses)},
             sha256=_sha256(folder / RESULTS_FILE),
-            responses_sha256={result.axis: _responses_known_by(result, sources)},
+            responses_read={result.axis: (result, sources)},
         )
     raise InputError(_MSG_NOT_A_RUN, path=str(folder))
