@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -61,12 +62,6 @@ _WRITTEN: dict[str, tuple[tuple[int, int], int, bool]] = {}
 _SQLITE_HEADER = b"SQLite format 3\x00"
 #: The tables of a database, less SQLite's own (sqlite_sequence, sqlite_stat1).
 _TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'"
-#: The columns of each table of a run store as version 1 first wrote it (responses may add :data:`_ADDED_COLUMNS`).
-_COLUMNS = {
-    "meta": {"key", "value"},
-    "runs": {"run_id", "fingerprint", "settings_hash", "settings"},
-    "responses": {"run_id", "context_hash", "seed", "context", "response", "error", "created"},
-}
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,6 +89,18 @@ CREATE TABLE IF NOT EXISTS responses (
 #: existed gets it on opening (NULL in its rows: unknown), and the view is rebuilt to show it. Adding a column
 #: keeps the schema version (an older fairtalk reads and writes such a store as before; its rows leave it NULL).
 _ADDED_COLUMNS = (("finish_reason", "TEXT"), ("served_model", "TEXT"))
+
+
+@functools.cache
+def _schema_columns() -> dict[str, frozenset[str]]:
+    """The columns of each table of :data:`_SCHEMA`, ``responses`` less :data:`_ADDED_COLUMNS` (as version 1 first had them)."""
+    with contextlib.closing(sqlite3.connect(":memory:")) as db:
+        db.executescript(_SCHEMA)
+        tables = [name for (name,) in db.execute(_TABLES + " ORDER BY rowid")]
+        columns = {table: frozenset(row[1] for row in db.execute(f"PRAGMA table_info({table})")) for table in tables}
+    return {**columns, "responses": columns["responses"] - {name for name, _ in _ADDED_COLUMNS}}
+
+
 _VIEW = """
 DROP VIEW IF EXISTS responses_view;
 CREATE VIEW responses_view AS
@@ -289,18 +296,19 @@ class RunStore(Closing):
             self._check_intact()
         if not found:
             return
-        if not found <= set(_COLUMNS) or "meta" not in found:
+        expected = _schema_columns()
+        if not found <= set(expected) or "meta" not in found:
             raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found)[:5])))
-        for table in sorted(found, key=list(_COLUMNS).index):  # meta first: its version row is read next
+        for table in sorted(found, key=list(expected).index):  # meta first: its version row is read next
             columns = {row[1] for row in self.db.execute(f"PRAGMA table_info({table})")}
             added = {name for name, _ in _ADDED_COLUMNS} if table == "responses" else set()
-            if not _COLUMNS[table] <= columns <= _COLUMNS[table] | added:
+            if not expected[table] <= columns <= expected[table] | added:
                 listed = ", ".join(sorted(columns)[:8])
                 raise StoreError(f"{self.path}: " + _MSG_NOT_STORE_COLUMNS.format(table=table, columns=listed))
             if table == "meta":
                 self._check_version_row()
         rows = any(self.db.execute(f"SELECT EXISTS (SELECT 1 FROM {table})").fetchone()[0] for table in sorted(found))
-        if rows and found != set(_COLUMNS):
+        if rows and found != set(expected):
             raise StoreError(f"{self.path}: " + _MSG_NOT_STORE.format(tables=", ".join(sorted(found))))
         if rows and self._version_row() is None:
             raise StoreError(f"{self.path}: " + _MSG_NO_VERSION.format(expected=SCHEMA_VERSION))
